@@ -34,7 +34,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {  // NOLINT
     BRISK_CHECK(!std::get<Status>(v_).ok());
   }
@@ -70,15 +70,15 @@ class [[nodiscard]] Result {
 #define BRISK_CONCAT(a, b) BRISK_CONCAT_INNER(a, b)
 
 // Propagates a failed Status to the caller.
-#define BRISK_RETURN_IF_ERROR(expr)            \
-  do {                                         \
-    ::brisk::Status brisk_st_ = (expr);        \
-    if (!brisk_st_.ok()) return brisk_st_;     \
+#define BRISK_RETURN_IF_ERROR(expr)        \
+  do {                                     \
+    ::brisk::Status brisk_st_ = (expr);    \
+    if (!brisk_st_.ok()) return brisk_st_; \
   } while (0)
 
 // `BRISK_ASSIGN_OR_RETURN(auto x, F());` binds x to F()'s value or returns its error.
-#define BRISK_ASSIGN_OR_RETURN(lhs, expr)                                  \
-  auto BRISK_CONCAT(brisk_res_, __LINE__) = (expr);                        \
-  if (!BRISK_CONCAT(brisk_res_, __LINE__).ok())                            \
-    return BRISK_CONCAT(brisk_res_, __LINE__).status();                    \
+#define BRISK_ASSIGN_OR_RETURN(lhs, expr)               \
+  auto BRISK_CONCAT(brisk_res_, __LINE__) = (expr);     \
+  if (!BRISK_CONCAT(brisk_res_, __LINE__).ok())         \
+    return BRISK_CONCAT(brisk_res_, __LINE__).status(); \
   lhs = std::move(BRISK_CONCAT(brisk_res_, __LINE__)).value()
