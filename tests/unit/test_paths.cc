@@ -8,7 +8,9 @@
 namespace brisk::test {
 namespace fs = std::filesystem;
 
-std::string DataPath(const std::string& name) { return std::string(BRISK_TEST_DATA_DIR) + "/" + name; }
+std::string DataPath(const std::string& name) {
+  return std::string(BRISK_TEST_DATA_DIR) + "/" + name;
+}
 
 bool HaveGolden() {
   const char* env = std::getenv("BRISK_GOLDEN_DIR");

@@ -1,0 +1,21 @@
+// Small helpers shared by the subcommands.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "util/status.h"
+
+namespace brisk::cli {
+
+// "1,2,3" -> {1, 2, 3}; rejects empty items, non-numbers and values outside int32.
+Result<std::vector<int32_t>> ParseTokenList(const std::string& text);
+
+// Prints "brisk: error: <message>" to stderr and returns exit code 1.
+int ReportError(const Status& status);
+
+// Seconds since an arbitrary epoch (steady clock).
+double NowSeconds();
+
+}  // namespace brisk::cli

@@ -1,0 +1,16 @@
+// The `brisk` subcommands. Each Add*Command registers its options on the app and returns the
+// function that runs it once the command line has been parsed (exit code).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace brisk::cli {
+
+using CommandFn = std::function<int()>;
+
+CommandFn AddInfoCommand(CLI::App& app);
+CommandFn AddRunCommand(CLI::App& app);
+CommandFn AddLogitsCommand(CLI::App& app);
+
+}  // namespace brisk::cli

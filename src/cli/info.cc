@@ -1,0 +1,95 @@
+// `brisk info MODEL`: what a model file holds, from its header alone (nothing is read eagerly).
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "formats/file_type.h"
+#include "model/model.h"
+
+namespace brisk::cli {
+namespace {
+
+struct InfoOptions {
+  std::string model;
+};
+
+std::string TokenText(const gguf::File& f, const char* key) {
+  auto id = f.GetUInt(key);
+  if (!id.ok()) return "-";
+  std::string s = std::to_string(*id);
+  // Look the id up without materialising the whole vocabulary.
+  if (const gguf::Value* v = f.Find("tokenizer.ggml.tokens");
+      v && v->type == gguf::ValueType::kArray && v->elem_type == gguf::ValueType::kString &&
+      *id < v->count) {
+    const uint8_t* p = v->items;
+    for (uint64_t k = 0; k < *id; ++k) {
+      uint64_t len;
+      std::memcpy(&len, p, 8);
+      p += 8 + len;
+    }
+    uint64_t len;
+    std::memcpy(&len, p, 8);
+    s += " '" + std::string(reinterpret_cast<const char*>(p + 8), len) + "'";
+  }
+  return s;
+}
+
+int RunInfo(const InfoOptions& o) {
+  auto model = Model::Load(o.model);
+  if (!model.ok()) return ReportError(model.status());
+  const Model& m = **model;
+  const ModelConfig& c = m.config();
+  const gguf::File& f = m.file();
+
+  std::map<std::string, int> hist;
+  int64_t params = 0;
+  for (const auto& t : f.tensors()) {
+    hist[std::string(TypeName(t.type))]++;
+    params += t.n_elements;
+  }
+  std::printf("file:            %s\n", o.model.c_str());
+  std::printf("size:            %.1f MiB (%zu bytes), GGUF v%u\n", f.file_size() / 1048576.0,
+              f.file_size(), f.version());
+  std::printf("name:            %s\n", c.name.empty() ? "-" : c.name.c_str());
+  std::printf("architecture:    %s\n", c.arch_name.c_str());
+  auto ft = f.GetUInt("general.file_type");
+  std::printf("file type:       %s\n", ft.ok() ? FileTypeName(uint32_t(*ft)).c_str() : "-");
+  std::printf("parameters:      %.1f M\n", params / 1e6);
+  std::printf("layers:          %d\n", c.n_layer);
+  std::printf("embedding:       %d\n", c.n_embd);
+  std::printf("heads:           %d (KV heads %d, head dim %d)\n", c.n_head, c.n_head_kv,
+              c.head_dim);
+  std::printf("feed-forward:    %d\n", c.n_ff);
+  std::printf("context length:  %d\n", c.context_length);
+  std::printf("rope theta:      %g\n", c.rope_theta);
+  std::printf("rms eps:         %g\n", c.rms_eps);
+  std::printf("embeddings:      %s\n",
+              c.tied_embeddings ? "tied (lm_head = token_embd)" : "untied");
+  std::printf("vocab size:      %d\n", c.n_vocab);
+  auto tok_model = f.GetString("tokenizer.ggml.model");
+  auto tok_pre = f.GetString("tokenizer.ggml.pre");
+  std::printf("tokenizer:       %s / %s\n", tok_model.ok() ? tok_model->c_str() : "-",
+              tok_pre.ok() ? tok_pre->c_str() : "-");
+  std::printf("bos token:       %s\n", TokenText(f, "tokenizer.ggml.bos_token_id").c_str());
+  std::printf("eos token:       %s\n", TokenText(f, "tokenizer.ggml.eos_token_id").c_str());
+  std::printf("padding token:   %s\n", TokenText(f, "tokenizer.ggml.padding_token_id").c_str());
+  std::printf("chat template:   %s\n", f.Find("tokenizer.chat_template") ? "present" : "absent");
+  std::printf("tensors:         %zu\n", f.tensors().size());
+  for (const auto& [type, count] : hist) std::printf("  %-6s %d\n", type.c_str(), count);
+  return 0;
+}
+
+}  // namespace
+
+CommandFn AddInfoCommand(CLI::App& app) {
+  auto o = std::make_shared<InfoOptions>();
+  CLI::App* sub = app.add_subcommand("info", "Show architecture, sizes, tensor types, tokenizer");
+  sub->add_option("model", o->model, "GGUF model file")->required();
+  return [o] { return RunInfo(*o); };
+}
+
+}  // namespace brisk::cli
