@@ -51,6 +51,7 @@ int RunRun(const RunOptions& o) {
   const double t2 = NowSeconds();
   for (size_t i = 0; i < out.size(); ++i) std::printf("%s%d", i ? "," : "", out[i]);
   std::printf("\n");
+  std::fflush(stdout);  // ids first, timing after, even when both go to one pipe
   std::fprintf(stderr,
                "prompt %zu tokens in %.1f ms, generated %zu tokens in %.1f ms (%.1f tok/s)\n",
                prompt->size(), (t1 - t0) * 1e3, out.size(), (t2 - t1) * 1e3,

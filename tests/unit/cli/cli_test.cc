@@ -1,0 +1,100 @@
+// The `brisk` binary as a user runs it: exit codes, output, and the logits file it writes.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include "formats/logits_file.h"
+#include "test_paths.h"
+
+namespace brisk {
+namespace {
+
+struct Output {
+  int code;
+  std::string out;
+};
+
+Output Brisk(const std::string& args) {
+  const std::string cmd = test::BriskBinary() + " " + args + " 2>&1";
+  Output o{-1, ""};
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return o;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) o.out.append(buf.data(), n);
+  int status = pclose(p);
+  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return o;
+}
+
+std::string Tiny() {
+  return test::FindGoldenOrData("models/tiny-qwen3-q4_k_m.gguf", "golden/tiny-qwen3-q4_k_m.gguf");
+}
+
+TEST(Cli, InfoShowsArchitectureAndTypes) {
+  Output o = Brisk("info " + Tiny());
+  ASSERT_EQ(o.code, 0) << o.out;
+  EXPECT_NE(o.out.find("architecture:    qwen3"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("head dim 128"), std::string::npos) << o.out;  // explicit key_length
+  EXPECT_NE(o.out.find("file type:       Q4_K_M"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("eos token:       2050 '<|im_end|>'"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("chat template:   present"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("vocab size:      2051"), std::string::npos) << o.out;
+}
+
+TEST(Cli, InfoOnMissingFileFailsClearly) {
+  Output o = Brisk("info /nonexistent/model.gguf");
+  EXPECT_EQ(o.code, 1);
+  EXPECT_NE(o.out.find("cannot open"), std::string::npos) << o.out;
+}
+
+TEST(Cli, RunPrintsRequestedNumberOfIds) {
+  Output o = Brisk("run -m " + Tiny() + " --tokens 2049,456,102 -n 5 -t 2");
+  ASSERT_EQ(o.code, 0) << o.out;
+  std::string first_line = o.out.substr(0, o.out.find('\n'));
+  int commas = 0;
+  for (char c : first_line) commas += c == ',';
+  EXPECT_EQ(commas, 4) << o.out;
+}
+
+TEST(Cli, RunRejectsBadTokenList) {
+  EXPECT_EQ(Brisk("run -m " + Tiny() + " --tokens 1,,2").code, 1);
+  EXPECT_EQ(Brisk("run -m " + Tiny() + " --tokens 1,abc").code, 1);
+  Output o = Brisk("run -m " + Tiny() + " --tokens 999999");
+  EXPECT_EQ(o.code, 1);
+  EXPECT_NE(o.out.find("outside the vocabulary"), std::string::npos) << o.out;
+}
+
+TEST(Cli, LogitsFileMatchesGoldenReference) {
+  const std::string ref = test::FindGoldenOrData("logits/tiny-qwen3-q4_k_m.seq1.ref64.bin",
+                                                 "golden/tiny-qwen3-q4_k_m.seq1.ref64.bin");
+  const std::string seqs = test::FindGoldenOrData("logits/sequences.txt", "golden/sequences.txt");
+  ASSERT_FALSE(ref.empty());
+  std::ifstream in(seqs);
+  std::string line;
+  std::getline(in, line);
+  std::getline(in, line);  // seq1
+  std::string list;
+  for (char c : line) list += c == ' ' ? ',' : c;
+  const std::string out = test::TempDir() + "/logits.bin";
+  Output o = Brisk("logits -m " + Tiny() + " --tokens " + list + " -o " + out);
+  ASSERT_EQ(o.code, 0) << o.out;
+  auto got = ReadLogitsFile(out);
+  auto want = ReadLogitsFile(ref);
+  ASSERT_TRUE(got.ok()) << got.message();
+  ASSERT_TRUE(want.ok());
+  ASSERT_EQ(got->n_tokens, want->n_tokens);
+  ASSERT_EQ(got->n_vocab, want->n_vocab);
+  double num = 0, den = 0;
+  for (size_t i = 0; i < got->data.size(); ++i) {
+    num += (double(got->data[i]) - want->data[i]) * (double(got->data[i]) - want->data[i]);
+    den += double(want->data[i]) * want->data[i];
+  }
+  EXPECT_LE(std::sqrt(num / den), 1e-4);
+}
+
+}  // namespace
+}  // namespace brisk
