@@ -43,7 +43,12 @@ int RunInfo(const InfoOptions& o) {
   if (!model.ok()) return ReportError(model.status());
   const Model& m = **model;
   const ModelConfig& c = m.config();
-  const gguf::File& f = m.file();
+  if (!m.gguf()) {
+    std::printf("model:           %s (%s, %d layers, embedding %d, vocab %d)\n", o.model.c_str(),
+                c.arch_name.c_str(), c.n_layer, c.n_embd, c.n_vocab);
+    return 0;
+  }
+  const gguf::File& f = *m.gguf();
 
   std::map<std::string, int> hist;
   int64_t params = 0;

@@ -265,7 +265,9 @@ Status Parser::Parse(File* f) {
   if (n_tensors > remaining() / 32)
     return Fail("tensor count " + std::to_string(n_tensors) + " exceeds the file size");
 
-  f->kvs_.reserve(n_kv);
+  // The bounds above still allow ~file_size/13 entries, and an entry takes ~10x its minimal
+  // encoding in memory: reserve only a plausible number up front, grow as entries really parse.
+  f->kvs_.reserve(size_t(std::min<uint64_t>(n_kv, 4096)));
   for (uint64_t k = 0; k < n_kv; ++k) {
     std::string_view key;
     BRISK_RETURN_IF_ERROR(ReadString(&key, "metadata key"));
@@ -289,7 +291,7 @@ Status Parser::Parse(File* f) {
     f->alignment_ = a->u;
   }
 
-  f->tensors_.reserve(n_tensors);
+  f->tensors_.reserve(size_t(std::min<uint64_t>(n_tensors, 4096)));
   for (uint64_t t = 0; t < n_tensors; ++t) {
     TensorInfo ti;
     std::string_view name;
@@ -323,7 +325,11 @@ Status Parser::Parse(File* f) {
       return Fail(where + ": row length " + std::to_string(ti.ne[0]) +
                   " is not a multiple of the " + std::string(tr->name) + " block size " +
                   std::to_string(tr->block_size));
-    ti.nbytes = (n_el / tr->block_size) * uint64_t(tr->type_size);
+    // n_el <= 2^62, but 2^62 F32 elements are 2^64 bytes: that must not wrap to 0.
+    const uint64_t n_blocks = n_el / uint64_t(tr->block_size);
+    if (n_blocks > std::numeric_limits<uint64_t>::max() / uint64_t(tr->type_size))
+      return Fail(where + " byte size overflows 64 bits");
+    ti.nbytes = n_blocks * uint64_t(tr->type_size);
     BRISK_RETURN_IF_ERROR(Read(&ti.offset, "tensor offset"));
     if (ti.offset % f->alignment_ != 0)
       return Fail(where + " data offset " + std::to_string(ti.offset) + " is not aligned to " +
@@ -365,9 +371,20 @@ Result<File> File::Open(const std::string& path) {
   File f;
   f.path_ = path;
   f.map_ = std::make_unique<MappedFile>(std::move(m));
+  f.size_ = f.map_->size();
   Parser p(f.map_->data(), f.map_->size());
   Status st = p.Parse(&f);
   if (!st.ok()) return st.WithContext(path);
+  return f;
+}
+
+Result<File> File::FromBuffer(const uint8_t* data, size_t size, const std::string& name) {
+  File f;
+  f.path_ = name;
+  f.size_ = size;
+  Parser p(data, size);
+  Status st = p.Parse(&f);
+  if (!st.ok()) return st.WithContext(name);
   return f;
 }
 

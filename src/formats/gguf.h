@@ -72,11 +72,14 @@ struct TensorInfo {
 class File {
  public:
   static Result<File> Open(const std::string& path);
+  // Parses a GGUF image already in memory (e.g. embedded in the binary). Not copied: `data`
+  // must outlive the File. `name` is used in error messages.
+  static Result<File> FromBuffer(const uint8_t* data, size_t size, const std::string& name);
 
   uint32_t version() const { return version_; }
   uint64_t alignment() const { return alignment_; }
   const std::string& path() const { return path_; }
-  size_t file_size() const { return map_->size(); }
+  size_t file_size() const { return size_; }
   uint64_t data_offset() const { return data_offset_; }
 
   // Metadata, in file order.
@@ -98,7 +101,9 @@ class File {
 
  private:
   std::string path_;
-  std::unique_ptr<MappedFile> map_;  // stable address: Values and tensors point into it
+  std::unique_ptr<MappedFile> map_;  // null for FromBuffer; heap-allocated so moves keep the
+                                     // pointers of Values and tensors valid
+  size_t size_ = 0;
   uint32_t version_ = 0;
   uint64_t alignment_ = kDefaultAlignment;
   uint64_t data_offset_ = 0;

@@ -1,4 +1,5 @@
-// A loaded model: the mapped GGUF file, its configuration and views of its weights.
+// A loaded model: configuration, views of its weights, and the storage those views point into
+// (a mapped GGUF file, or the mapped safetensors shards of a Hugging Face directory).
 #pragma once
 
 #include <memory>
@@ -10,23 +11,40 @@
 
 namespace brisk {
 
+// Owns whatever keeps the weight pointers valid (mappings, converted buffers).
+class ModelStorage {
+ public:
+  virtual ~ModelStorage() = default;
+};
+
 class Model {
  public:
-  // Opens a GGUF file and validates architecture, hyper-parameters and every tensor shape.
-  // Only the header is read; tensor data is paged in on first use.
+  // Opens a GGUF file or a Hugging Face model directory (config.json + *.safetensors) and
+  // validates architecture, hyper-parameters and every tensor shape. Only headers are read;
+  // tensor data is paged in on first use.
   static Result<std::unique_ptr<Model>> Load(const std::string& path);
 
+  // Assembles a model from parts (loaders use this). `gguf` may be null.
+  Model(std::string path, ModelConfig config, ModelWeights weights,
+        std::unique_ptr<ModelStorage> storage, const gguf::File* gguf)
+      : path_(std::move(path)),
+        config_(std::move(config)),
+        weights_(std::move(weights)),
+        storage_(std::move(storage)),
+        gguf_(gguf) {}
+
+  const std::string& path() const { return path_; }
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }
-  const gguf::File& file() const { return file_; }
+  // The GGUF file (metadata, tokenizer, chat template), or null for other sources.
+  const gguf::File* gguf() const { return gguf_; }
 
  private:
-  Model(gguf::File file, ModelConfig config, ModelWeights weights)
-      : file_(std::move(file)), config_(std::move(config)), weights_(std::move(weights)) {}
-
-  gguf::File file_;
+  std::string path_;
   ModelConfig config_;
   ModelWeights weights_;
+  std::unique_ptr<ModelStorage> storage_;
+  const gguf::File* gguf_;
 };
 
 }  // namespace brisk
