@@ -77,8 +77,10 @@ class [[nodiscard]] Result {
   } while (0)
 
 // `BRISK_ASSIGN_OR_RETURN(auto x, F());` binds x to F()'s value or returns its error.
-#define BRISK_ASSIGN_OR_RETURN(lhs, expr)               \
-  auto BRISK_CONCAT(brisk_res_, __LINE__) = (expr);     \
-  if (!BRISK_CONCAT(brisk_res_, __LINE__).ok())         \
-    return BRISK_CONCAT(brisk_res_, __LINE__).status(); \
-  lhs = std::move(BRISK_CONCAT(brisk_res_, __LINE__)).value()
+// (__COUNTER__ keeps temporaries distinct even when several expansions share a line.)
+#define BRISK_ASSIGN_OR_RETURN(lhs, expr) \
+  BRISK_ASSIGN_OR_RETURN_IMPL(BRISK_CONCAT(brisk_res_, __COUNTER__), lhs, expr)
+#define BRISK_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                                \
+  if (!tmp.ok()) return tmp.status();               \
+  lhs = std::move(tmp).value()
