@@ -7,7 +7,7 @@
 
 namespace brisk {
 
-inline constexpr int kQK = 32;    // values per block of the "legacy" types (Q4_0 ... Q8_0)
+inline constexpr int kQK = 32;     // values per block of the "legacy" types (Q4_0 ... Q8_0)
 inline constexpr int kQK_K = 256;  // values per super-block of the K types
 
 struct BlockQ8_0 {

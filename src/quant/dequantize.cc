@@ -4,10 +4,11 @@
 // the same float operations in the same order: one float multiply (and one add for the *_1
 // types) per value, never fused. GCC does not contract across them under -std=c++20 (it implies
 // -ffp-contract=off); clang contracts within an expression by default, so turn that off.
+#include "quant/dequantize.h"
+
 #include <cstring>
 
 #include "quant/blocks.h"
-#include "quant/dequantize.h"
 #include "quant/quant_rows.h"
 #include "util/check.h"
 #include "util/fp16.h"
@@ -113,17 +114,28 @@ void DequantizeRow(GgmlType type, const void* src, float* dst, int64_t n) {
         dst[i] = type == GgmlType::kF16 ? Fp16ToFp32(h) : Bf16ToFp32(h);
       }
       return;
-    case GgmlType::kQ8_0: return DequantizeQ8_0(src, dst, nb);
-    case GgmlType::kQ4_0: return DequantizeQ4_0(src, dst, nb);
-    case GgmlType::kQ4_1: return DequantizeQ4_1(src, dst, nb);
-    case GgmlType::kQ5_0: return DequantizeQ5_0(src, dst, nb);
-    case GgmlType::kQ5_1: return DequantizeQ5_1(src, dst, nb);
-    case GgmlType::kQ2_K: return DequantizeQ2_K(src, dst, nb);
-    case GgmlType::kQ3_K: return DequantizeQ3_K(src, dst, nb);
-    case GgmlType::kQ4_K: return DequantizeQ4_K(src, dst, nb);
-    case GgmlType::kQ5_K: return DequantizeQ5_K(src, dst, nb);
-    case GgmlType::kQ6_K: return DequantizeQ6_K(src, dst, nb);
-    default: break;
+    case GgmlType::kQ8_0:
+      return DequantizeQ8_0(src, dst, nb);
+    case GgmlType::kQ4_0:
+      return DequantizeQ4_0(src, dst, nb);
+    case GgmlType::kQ4_1:
+      return DequantizeQ4_1(src, dst, nb);
+    case GgmlType::kQ5_0:
+      return DequantizeQ5_0(src, dst, nb);
+    case GgmlType::kQ5_1:
+      return DequantizeQ5_1(src, dst, nb);
+    case GgmlType::kQ2_K:
+      return DequantizeQ2_K(src, dst, nb);
+    case GgmlType::kQ3_K:
+      return DequantizeQ3_K(src, dst, nb);
+    case GgmlType::kQ4_K:
+      return DequantizeQ4_K(src, dst, nb);
+    case GgmlType::kQ5_K:
+      return DequantizeQ5_K(src, dst, nb);
+    case GgmlType::kQ6_K:
+      return DequantizeQ6_K(src, dst, nb);
+    default:
+      break;
   }
   BRISK_CHECK_MSG(false, "DequantizeRow: type marked supported but has no routine");
 }
