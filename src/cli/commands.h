@@ -12,5 +12,7 @@ using CommandFn = std::function<int()>;
 CommandFn AddInfoCommand(CLI::App& app);
 CommandFn AddRunCommand(CLI::App& app);
 CommandFn AddLogitsCommand(CLI::App& app);
+CommandFn AddPullCommand(CLI::App& app);
+CommandFn AddSynthCommand(CLI::App& app);
 
 }  // namespace brisk::cli

@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   add(brisk::cli::AddInfoCommand);
   add(brisk::cli::AddRunCommand);
   add(brisk::cli::AddLogitsCommand);
+  add(brisk::cli::AddPullCommand);
+  add(brisk::cli::AddSynthCommand);
   CLI11_PARSE(app, argc, argv);
   for (auto& [sub, fn] : commands)
     if (sub->parsed()) return fn();

@@ -95,11 +95,17 @@ void Writer::AddTensor(std::string_view name, GgmlType type, const std::vector<i
 
 uint64_t Writer::Alignment() const {
   for (const Kv& kv : kvs_) {
-    if (kv.key == "general.alignment" && kv.type == ValueType::kU32) {
-      uint32_t a;
-      std::memcpy(&a, kv.bytes.data(), 4);
-      if (a > 0) return a;
-    }
+    if (kv.key != "general.alignment") continue;
+    // The reader honours any integer type, so the layout must follow u8/u16/u64 as well as u32.
+    // A value the reader would reject (not a power of two up to 1 MiB) keeps the default,
+    // rather than padding to an absurd size.
+    const bool is_unsigned = kv.type == ValueType::kU8 || kv.type == ValueType::kU16 ||
+                             kv.type == ValueType::kU32 || kv.type == ValueType::kU64;
+    uint64_t a = 0;
+    if (is_unsigned && kv.bytes.size() <= sizeof a)
+      std::memcpy(&a, kv.bytes.data(), kv.bytes.size());
+    if (a > 0 && (a & (a - 1)) == 0 && a <= (uint64_t(1) << 20)) return a;
+    break;
   }
   return kDefaultAlignment;
 }

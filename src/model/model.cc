@@ -26,8 +26,10 @@ Result<std::unique_ptr<Model>> Model::Load(const std::string& path) {
   // The weights point into the mapping, which lives on the heap and survives the moves.
   auto storage = std::make_unique<GgufStorage>(std::move(file));
   const gguf::File* g = &storage->file;
-  return std::make_unique<Model>(path, std::move(config).value(), std::move(weights).value(),
-                                 std::move(storage), g);
+  auto model = std::make_unique<Model>(path, std::move(config).value(), std::move(weights).value(),
+                                       std::move(storage), g);
+  if (auto t = g->GetString("tokenizer.chat_template"); t.ok()) model->set_chat_template(*t);
+  return model;
 }
 
 }  // namespace brisk

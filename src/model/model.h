@@ -38,6 +38,13 @@ class Model {
   const ModelWeights& weights() const { return weights_; }
   // The GGUF file (metadata, tokenizer, chat template), or null for other sources.
   const gguf::File* gguf() const { return gguf_; }
+  // The chat template (GGUF tokenizer.chat_template, or tokenizer_config.json), "" when none.
+  const std::string& chat_template() const { return chat_template_; }
+  // tokenizer.json of a Hugging Face directory, "" for other sources.
+  const std::string& hf_tokenizer_json() const { return hf_tokenizer_json_; }
+  // Set by the loaders.
+  void set_chat_template(std::string t) { chat_template_ = std::move(t); }
+  void set_hf_tokenizer_json(std::string p) { hf_tokenizer_json_ = std::move(p); }
 
  private:
   std::string path_;
@@ -45,6 +52,8 @@ class Model {
   ModelWeights weights_;
   std::unique_ptr<ModelStorage> storage_;
   const gguf::File* gguf_;
+  std::string chat_template_;
+  std::string hf_tokenizer_json_;
 };
 
 }  // namespace brisk

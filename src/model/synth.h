@@ -1,0 +1,42 @@
+// Synthetic models: the real architecture and the real Qwen2.5 vocabulary with seeded random
+// weights, quantized with llama.cpp's per-tensor recipe. Compute does not depend on weight values,
+// so a synthetic file runs at exactly the real model's speed; its text is noise.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+#include "quant/recipe.h"
+#include "util/status.h"
+
+namespace brisk {
+
+struct SynthShape {
+  std::string name;  // "qwen2.5-0.5b", ...
+  Arch arch;
+  int n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, context_length;
+};
+
+// The shapes `brisk synth --shape` knows: qwen2.5-0.5b, qwen2.5-1.5b, qwen3-0.6b, tiny.
+const std::vector<SynthShape>& SynthShapes();
+Result<SynthShape> FindSynthShape(const std::string& name);
+
+struct SynthOptions {
+  std::string shape = "qwen2.5-0.5b";
+  FileType type = FileType::kQ4_K_M;
+  uint64_t seed = 1;
+  int threads = 0;  // 0: all cores
+  // Called with the fraction done (0..1) as tensors are generated.
+  std::function<void(double)> progress;
+};
+
+// Writes the model to `path`. The same options give the same bytes (independent of threads).
+Status WriteSynthModel(const SynthOptions& options, const std::string& path);
+
+// GGUF key that marks synthetic files; every output made from such a model says so.
+inline constexpr const char* kSyntheticKey = "brisk.synthetic";
+
+}  // namespace brisk
