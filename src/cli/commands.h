@@ -14,5 +14,6 @@ CommandFn AddRunCommand(CLI::App& app);
 CommandFn AddLogitsCommand(CLI::App& app);
 CommandFn AddPullCommand(CLI::App& app);
 CommandFn AddSynthCommand(CLI::App& app);
+CommandFn AddQuantizeCommand(CLI::App& app);
 
 }  // namespace brisk::cli

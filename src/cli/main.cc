@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   add(brisk::cli::AddLogitsCommand);
   add(brisk::cli::AddPullCommand);
   add(brisk::cli::AddSynthCommand);
+  add(brisk::cli::AddQuantizeCommand);
   CLI11_PARSE(app, argc, argv);
   for (auto& [sub, fn] : commands)
     if (sub->parsed()) return fn();
