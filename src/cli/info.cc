@@ -1,14 +1,18 @@
 // `brisk info MODEL`: what a model file holds, from its header alone (nothing is read eagerly).
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "formats/file_type.h"
+#include "model/default_model.h"
 #include "model/model.h"
+#include "model/synth.h"
 
 namespace brisk::cli {
 namespace {
@@ -38,31 +42,8 @@ std::string TokenText(const gguf::File& f, const char* key) {
   return s;
 }
 
-int RunInfo(const InfoOptions& o) {
-  auto model = Model::Load(o.model);
-  if (!model.ok()) return ReportError(model.status());
-  const Model& m = **model;
-  const ModelConfig& c = m.config();
-  if (!m.gguf()) {
-    std::printf("model:           %s (%s, %d layers, embedding %d, vocab %d)\n", o.model.c_str(),
-                c.arch_name.c_str(), c.n_layer, c.n_embd, c.n_vocab);
-    return 0;
-  }
-  const gguf::File& f = *m.gguf();
-
-  std::map<std::string, int> hist;
-  int64_t params = 0;
-  for (const auto& t : f.tensors()) {
-    hist[std::string(TypeName(t.type))]++;
-    params += t.n_elements;
-  }
-  std::printf("file:            %s\n", o.model.c_str());
-  std::printf("size:            %.1f MiB (%zu bytes), GGUF v%u\n", f.file_size() / 1048576.0,
-              f.file_size(), f.version());
-  std::printf("name:            %s\n", c.name.empty() ? "-" : c.name.c_str());
-  std::printf("architecture:    %s\n", c.arch_name.c_str());
-  auto ft = f.GetUInt("general.file_type");
-  std::printf("file type:       %s\n", ft.ok() ? FileTypeName(uint32_t(*ft)).c_str() : "-");
+// The architecture lines both sources share.
+void PrintDims(const ModelConfig& c, int64_t params) {
   std::printf("parameters:      %.1f M\n", params / 1e6);
   std::printf("layers:          %d\n", c.n_layer);
   std::printf("embedding:       %d\n", c.n_embd);
@@ -75,6 +56,72 @@ int RunInfo(const InfoOptions& o) {
   std::printf("embeddings:      %s\n",
               c.tied_embeddings ? "tied (lm_head = token_embd)" : "untied");
   std::printf("vocab size:      %d\n", c.n_vocab);
+}
+
+// A Hugging Face directory: sizes from the shard files, types from the bound weights.
+int PrintHfInfo(const std::string& dir, const Model& m) {
+  const ModelConfig& c = m.config();
+  std::error_code ec;
+  size_t bytes = 0;
+  int shards = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.path().extension() != ".safetensors") continue;
+    bytes += size_t(e.file_size(ec));
+    ++shards;
+  }
+  std::vector<const WeightTensor*> ts = {&m.weights().token_embd, &m.weights().output_norm};
+  if (!c.tied_embeddings) ts.push_back(&m.weights().output);
+  for (const LayerWeights& L : m.weights().layers)
+    for (const WeightTensor* t : {&L.attn_norm, &L.wq, &L.wk, &L.wv, &L.wo, &L.bq, &L.bk, &L.bv,
+                                  &L.q_norm, &L.k_norm, &L.ffn_norm, &L.w_gate, &L.w_up, &L.w_down})
+      if (t->present()) ts.push_back(t);
+  std::map<std::string, int> hist;
+  int64_t params = 0;
+  for (const WeightTensor* t : ts) {
+    hist[std::string(TypeName(t->type))]++;
+    params += t->cols * t->rows;
+  }
+  std::printf("directory:       %s\n", dir.c_str());
+  std::printf("size:            %.1f MiB (%zu bytes), safetensors, %d file%s\n", bytes / 1048576.0,
+              bytes, shards, shards == 1 ? "" : "s");
+  std::printf("name:            %s\n", c.name.empty() ? "-" : c.name.c_str());
+  if (IsSynthetic(m)) std::printf("                 %s\n", kSyntheticNotice);
+  std::printf("architecture:    %s\n", c.arch_name.c_str());
+  PrintDims(c, params);
+  std::printf("tokenizer:       %s\n", m.hf_tokenizer_json().empty()
+                                           ? "absent (no tokenizer.json)"
+                                           : m.hf_tokenizer_json().c_str());
+  std::printf("chat template:   %s\n", m.chat_template().empty() ? "absent" : "present");
+  std::printf("tensors:         %zu\n", ts.size());
+  for (const auto& [type, count] : hist) std::printf("  %-6s %d\n", type.c_str(), count);
+  return 0;
+}
+
+int RunInfo(const InfoOptions& o) {
+  auto path = ResolveModelPath(o.model);
+  if (!path.ok()) return ReportError(path.status());
+  auto model = Model::Load(*path);
+  if (!model.ok()) return ReportError(model.status());
+  const Model& m = **model;
+  const ModelConfig& c = m.config();
+  if (!m.gguf()) return PrintHfInfo(o.model, m);
+  const gguf::File& f = *m.gguf();
+
+  std::map<std::string, int> hist;
+  int64_t params = 0;
+  for (const auto& t : f.tensors()) {
+    hist[std::string(TypeName(t.type))]++;
+    params += t.n_elements;
+  }
+  std::printf("file:            %s\n", m.path().c_str());
+  std::printf("size:            %.1f MiB (%zu bytes), GGUF v%u\n", f.file_size() / 1048576.0,
+              f.file_size(), f.version());
+  std::printf("name:            %s\n", c.name.empty() ? "-" : c.name.c_str());
+  if (IsSynthetic(m)) std::printf("                 %s\n", kSyntheticNotice);
+  std::printf("architecture:    %s\n", c.arch_name.c_str());
+  auto ft = f.GetUInt("general.file_type");
+  std::printf("file type:       %s\n", ft.ok() ? FileTypeName(uint32_t(*ft)).c_str() : "-");
+  PrintDims(c, params);
   auto tok_model = f.GetString("tokenizer.ggml.model");
   auto tok_pre = f.GetString("tokenizer.ggml.pre");
   std::printf("tokenizer:       %s / %s\n", tok_model.ok() ? tok_model->c_str() : "-",
@@ -93,7 +140,7 @@ int RunInfo(const InfoOptions& o) {
 CommandFn AddInfoCommand(CLI::App& app) {
   auto o = std::make_shared<InfoOptions>();
   CLI::App* sub = app.add_subcommand("info", "Show architecture, sizes, tensor types, tokenizer");
-  sub->add_option("model", o->model, "GGUF model file")->required();
+  sub->add_option("model", o->model, "GGUF model file or Hugging Face model directory")->required();
   return [o] { return RunInfo(*o); };
 }
 

@@ -7,7 +7,9 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "formats/logits_file.h"
+#include "model/default_model.h"
 #include "model/forward.h"
+#include "model/synth.h"
 
 namespace brisk::cli {
 namespace {
@@ -22,7 +24,9 @@ struct LogitsOptions {
 int RunLogits(const LogitsOptions& o) {
   auto tokens = ParseTokenList(o.tokens);
   if (!tokens.ok()) return ReportError(tokens.status());
-  auto model = Model::Load(o.model);
+  auto path = ResolveModelPath(o.model);
+  if (!path.ok()) return ReportError(path.status());
+  auto model = Model::Load(*path);
   if (!model.ok()) return ReportError(model.status());
   const ModelConfig& c = (*model)->config();
   ThreadPool pool(o.threads);
@@ -46,7 +50,8 @@ int RunLogits(const LogitsOptions& o) {
 CommandFn AddLogitsCommand(CLI::App& app) {
   auto o = std::make_shared<LogitsOptions>();
   CLI::App* sub = app.add_subcommand("logits", "Write the logits of every position to a file");
-  sub->add_option("-m,--model", o->model, "GGUF model file")->required();
+  sub->add_option("-m,--model", o->model,
+                  "GGUF file or HF directory (default: the embedded synthetic Qwen2.5-0.5B)");
   sub->add_option("--tokens", o->tokens, "token ids, comma-separated")->required();
   sub->add_option("-o,--output", o->output, "output file (int32 n, int32 vocab, f32 rows)")
       ->required();

@@ -6,7 +6,9 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "model/default_model.h"
 #include "model/forward.h"
+#include "model/synth.h"
 
 namespace brisk::cli {
 namespace {
@@ -23,9 +25,12 @@ int ArgMax(const float* v, int n) { return int(std::max_element(v, v + n) - v); 
 int RunRun(const RunOptions& o) {
   auto prompt = ParseTokenList(o.tokens);
   if (!prompt.ok()) return ReportError(prompt.status());
-  auto model = Model::Load(o.model);
+  auto path = ResolveModelPath(o.model);
+  if (!path.ok()) return ReportError(path.status());
+  auto model = Model::Load(*path);
   if (!model.ok()) return ReportError(model.status());
   const ModelConfig& c = (*model)->config();
+  if (IsSynthetic(**model)) std::fprintf(stderr, "%s\n", kSyntheticNotice);
   ThreadPool pool(o.threads);
   ReferenceForward fwd(**model, pool);
   const int capacity = std::min<int64_t>(c.context_length, int64_t(prompt->size()) + o.n_predict);
@@ -64,7 +69,8 @@ int RunRun(const RunOptions& o) {
 CommandFn AddRunCommand(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* sub = app.add_subcommand("run", "One-shot greedy generation");
-  sub->add_option("-m,--model", o->model, "GGUF model file")->required();
+  sub->add_option("-m,--model", o->model,
+                  "GGUF file or HF directory (default: the embedded synthetic Qwen2.5-0.5B)");
   sub->add_option("--tokens", o->tokens, "prompt token ids, comma-separated")->required();
   sub->add_option("-n,--n-predict", o->n_predict, "tokens to generate")
       ->check(CLI::Range(1, 1 << 20));

@@ -72,6 +72,12 @@ Result<SynthShape> FindSynthShape(const std::string& name) {
   return Status::Error("unknown shape '" + name + "' (known: " + known + ")");
 }
 
+bool IsSynthetic(const Model& model) {
+  if (!model.gguf()) return false;
+  auto v = model.gguf()->GetBool(kSyntheticKey);
+  return v.ok() && *v;
+}
+
 Status WriteSynthModel(const SynthOptions& o, const std::string& path) {
   BRISK_ASSIGN_OR_RETURN(SynthShape shape, FindSynthShape(o.shape));
   if (!CanWriteFileType(o.type))

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/config.h"
+#include "model/model.h"
 #include "quant/recipe.h"
 #include "util/status.h"
 
@@ -38,5 +39,9 @@ Status WriteSynthModel(const SynthOptions& options, const std::string& path);
 
 // GGUF key that marks synthetic files; every output made from such a model says so.
 inline constexpr const char* kSyntheticKey = "brisk.synthetic";
+bool IsSynthetic(const Model& model);
+// The label every output made from a synthetic model carries.
+inline constexpr const char* kSyntheticNotice =
+    "note: synthetic model (random weights): its output is noise, its speed is real";
 
 }  // namespace brisk
