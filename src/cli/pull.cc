@@ -1,6 +1,6 @@
-// `brisk pull NAME|URL [-o DIR] [--sha256 HEX]`: downloads a model file over HTTP(S) with resume and
-// sha256 verification; `brisk pull --list` prints the built-in catalogue. The path of the file goes
-// to stdout, everything else (progress, messages) to stderr.
+// `brisk pull NAME|URL [-o DIR] [--sha256 HEX]`: downloads a model file over HTTP(S) with resume
+// and sha256 verification; `brisk pull --list` prints the built-in catalogue. The path of the file
+// goes to stdout, everything else (progress, messages) to stderr.
 #include <unistd.h>
 
 #include <cctype>
@@ -12,6 +12,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "model/default_model.h"
 #include "net/http_download.h"
 #include "net/model_catalogue.h"
 #include "util/sha256.h"
@@ -29,13 +30,6 @@ struct PullOptions {
   int retries = 3;
   long timeout_s = 60;
 };
-
-std::string HomeDir() {
-  if (const char* h = std::getenv("BRISK_HOME"); h && *h) return h;
-  if (const char* home = std::getenv("HOME"); home && *home)
-    return std::string(home) + "/.cache/brisk";
-  return ".cache/brisk";
-}
 
 std::string Lower(std::string s) {
   for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -104,8 +98,8 @@ class ProgressReporter {
         const int width = 30, fill = int(frac * width);
         line = "[" + std::string(fill, '#') + std::string(width - fill, '-') + "] ";
       }
-      line += std::string(pct) + "  " + Megabytes(double(p.bytes)) + " / " +
-              Megabytes(double(p.total));
+      line +=
+          std::string(pct) + "  " + Megabytes(double(p.bytes)) + " / " + Megabytes(double(p.total));
     } else {
       line += Megabytes(double(p.bytes));
     }
@@ -132,7 +126,8 @@ int ListCatalogue() {
   std::printf("%-34s %s\n", "NAME", "URL");
   for (const net::CatalogueEntry& e : net::Catalogue())
     std::printf("%-34s %s\n", e.name.c_str(), net::CatalogueUrl(e).c_str());
-  std::printf("(a name without ':TYPE' means :%s)\n", std::string(net::kDefaultCatalogueType).c_str());
+  std::printf("(a name without ':TYPE' means :%s)\n",
+              std::string(net::kDefaultCatalogueType).c_str());
   return 0;
 }
 
@@ -161,9 +156,10 @@ int RunPull(const PullOptions& o) {
     }
   }
   if (!expected.empty() && !Sha256::IsHexDigest(expected))
-    return ReportError(Status::Error("invalid --sha256 '" + expected + "': expected 64 hex digits"));
+    return ReportError(
+        Status::Error("invalid --sha256 '" + expected + "': expected 64 hex digits"));
 
-  const std::string dir = o.dir.empty() ? HomeDir() : o.dir;
+  const std::string dir = o.dir.empty() ? BriskHome() : o.dir;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return ReportError(Status::Error("cannot create directory " + dir + ": " + ec.message()));
@@ -223,7 +219,8 @@ CommandFn AddPullCommand(CLI::App& app) {
       "pull",
       "Download a model file (a catalogue NAME or an http(s) URL) with resume and sha256 check");
   sub->add_option("what", o->what, "catalogue name (see --list) or URL");
-  sub->add_option("-o,--output", o->dir, "directory to save into (default: $BRISK_HOME, ~/.cache/brisk)");
+  sub->add_option("-o,--output", o->dir,
+                  "directory to save into (default: $BRISK_HOME, ~/.cache/brisk)");
   sub->add_option("--sha256", o->sha256,
                   "expected sha256 (default: the catalogue's, or the server's X-Linked-ETag)");
   sub->add_flag("--list", o->list, "print the catalogue and exit");
