@@ -64,9 +64,11 @@ int PrintHfInfo(const std::string& dir, const Model& m) {
   std::error_code ec;
   size_t bytes = 0;
   int shards = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    if (e.path().extension() != ".safetensors") continue;
-    bytes += size_t(e.file_size(ec));
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() != ".safetensors") continue;
+    std::error_code size_ec;
+    const auto n = it->file_size(size_ec);
+    if (!size_ec) bytes += size_t(n);
     ++shards;
   }
   std::vector<const WeightTensor*> ts = {&m.weights().token_embd, &m.weights().output_norm};

@@ -124,8 +124,8 @@ Status ParseConfigObject(const Json& j, const std::string& origin, Config* c) {
 Result<std::string> ReadTextFile(const std::string& path, size_t max_bytes) {
   BRISK_ASSIGN_OR_RETURN(MappedFile m, MappedFile::Open(path));
   if (m.size() > max_bytes)
-    return Status::Error(path + ": file is " + std::to_string(m.size()) +
-                         " bytes, more than the " + std::to_string(max_bytes) + " expected");
+    return Status::Error(path + ": file is " + std::to_string(m.size()) + " bytes, more than the " +
+                         std::to_string(max_bytes) + " expected");
   return std::string(reinterpret_cast<const char*>(m.data()), m.size());
 }
 

@@ -17,11 +17,11 @@ struct DtypeInfo {
 };
 
 constexpr DtypeInfo kDtypes[] = {
-    {Dtype::kBool, "BOOL", 1},   {Dtype::kU8, "U8", 1},     {Dtype::kI8, "I8", 1},
+    {Dtype::kBool, "BOOL", 1},       {Dtype::kU8, "U8", 1},           {Dtype::kI8, "I8", 1},
     {Dtype::kF8_E5M2, "F8_E5M2", 1}, {Dtype::kF8_E4M3, "F8_E4M3", 1}, {Dtype::kI16, "I16", 2},
-    {Dtype::kU16, "U16", 2},     {Dtype::kF16, "F16", 2},   {Dtype::kBF16, "BF16", 2},
-    {Dtype::kI32, "I32", 4},     {Dtype::kU32, "U32", 4},   {Dtype::kF32, "F32", 4},
-    {Dtype::kF64, "F64", 8},     {Dtype::kI64, "I64", 8},   {Dtype::kU64, "U64", 8},
+    {Dtype::kU16, "U16", 2},         {Dtype::kF16, "F16", 2},         {Dtype::kBF16, "BF16", 2},
+    {Dtype::kI32, "I32", 4},         {Dtype::kU32, "U32", 4},         {Dtype::kF32, "F32", 4},
+    {Dtype::kF64, "F64", 8},         {Dtype::kI64, "I64", 8},         {Dtype::kU64, "U64", 8},
 };
 
 const DtypeInfo& Info(Dtype d) {
@@ -81,8 +81,10 @@ Status ParseTensor(const std::string& name, const Json& e, uint64_t data_size, T
     if (v > (uint64_t(1) << 48))
       return Status::Error(where + ": absurd dimension " + std::to_string(v) + " in shape");
     t->shape.push_back(int64_t(v));
-    if (n != 0 && v != 0 && n > limit / v) n = limit + 1;  // saturate: reported below
-    else n *= v;
+    if (n != 0 && v != 0 && n > limit / v)
+      n = limit + 1;  // saturate: reported below
+    else
+      n *= v;
   }
   const size_t esize = DtypeSize(t->dtype);
   if (n > limit || n * esize > limit)
@@ -193,8 +195,7 @@ Result<File> File::Parse(File f, const uint8_t* data, size_t size) {
   if (n > kMaxHeaderBytes)
     return fail("header length " + std::to_string(n) + " exceeds the limit of " +
                 std::to_string(kMaxHeaderBytes) + " bytes");
-  if (n < 2 || data[8] != '{')
-    return fail("header is not a JSON object (it must start with '{')");
+  if (n < 2 || data[8] != '{') return fail("header is not a JSON object (it must start with '{')");
   f.data_offset_ = 8 + n;
   const uint64_t data_size = size - f.data_offset_;
   const uint8_t* data_start = data + f.data_offset_;

@@ -47,7 +47,7 @@ Result<std::vector<uint8_t>> Writer::Serialize() const {
   BRISK_ASSIGN_OR_RETURN(std::vector<uint8_t> out, Header());
   for (const Tensor& t : tensors_) {
     const auto* p = static_cast<const uint8_t*>(t.data);
-    out.insert(out.end(), p, p + t.nbytes);
+    if (t.nbytes > 0) out.insert(out.end(), p, p + t.nbytes);
   }
   return out;
 }
@@ -60,7 +60,8 @@ Status Writer::Write(const std::string& path) const {
   if (!f) return Status::Error(path + ": cannot create file");
   bool ok = std::fwrite(header->data(), 1, header->size(), f) == header->size();
   for (size_t k = 0; ok && k < tensors_.size(); ++k)
-    ok = std::fwrite(tensors_[k].data, 1, tensors_[k].nbytes, f) == tensors_[k].nbytes;
+    if (tensors_[k].nbytes > 0)  // empty tensors may have no data pointer
+      ok = std::fwrite(tensors_[k].data, 1, tensors_[k].nbytes, f) == tensors_[k].nbytes;
   ok = (std::fclose(f) == 0) && ok;
   if (!ok) {
     std::remove(tmp.c_str());

@@ -77,8 +77,9 @@ Status OpenShards(const std::string& dir, HfStorage* storage,
   if (fs::exists(single, ec)) {
     files.push_back("model.safetensors");
   } else {
-    for (const auto& e : fs::directory_iterator(dir, ec))
-      if (e.path().extension() == ".safetensors") files.push_back(e.path().filename().string());
+    // increment(ec), not ++: the throwing overloads must not be used here.
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().extension() == ".safetensors") files.push_back(it->path().filename().string());
     if (ec) return Status::Error(dir + ": cannot list directory: " + ec.message());
     std::sort(files.begin(), files.end());
   }
@@ -219,8 +220,8 @@ Result<ModelConfig> ConfigFromHf(const hf::Config& h) {
   } else if (h.model_type == "qwen2" || h.model_type == "qwen3") {
     c.arch_name = h.model_type;
   } else if (!h.model_type.empty()) {
-    return Status::Error("unsupported model_type '" + h.model_type + "' (supported: " +
-                         kSupportedArchitectures + ")");
+    return Status::Error("unsupported model_type '" + h.model_type +
+                         "' (supported: " + kSupportedArchitectures + ")");
   } else {
     return Status::Error("no 'architectures' or 'model_type' field: cannot tell the architecture");
   }

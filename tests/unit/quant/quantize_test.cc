@@ -11,6 +11,7 @@
 #include "formats/gguf.h"
 #include "quant/blocks.h"
 #include "quant/dequantize.h"
+#include "quant/fit.h"
 #include "quant/types.h"
 #include "quant_test_util.h"
 #include "test_paths.h"
@@ -119,6 +120,32 @@ TEST(Quantize, NonFiniteInputStaysContained) {
         ASSERT_LE(std::fabs(y[i] - x[i]), 0.02f) << TypeName(t) << " at " << i;
       }
     }
+  }
+}
+
+// Same input, same bytes: on repeated calls, and on every vector path of the searches (the
+// portable one and, on CPUs that have it, AVX2), which perform the same float operations.
+TEST(Quantize, SameBytesOnEveryRunAndVectorPath) {
+  std::vector<float> x = RandomWeights(256 * 64, 99, 0.01);
+  for (int i = 0; i < 256; ++i) x[i] = 0;                       // a zero super-block
+  for (int i = 256; i < 512; ++i) x[i] = 0.25f;                 // a constant one
+  for (int i = 512; i < 768; ++i) x[i] = 1e-7f * float(i % 7);  // tiny values
+  for (int i = 768; i < 800; ++i) x[i] = -0.0f;                 // negative zeros
+  x[1000] = 3.0f;                                               // a lone outlier
+  const bool wide = quant_internal::HaveWideKernels();
+  std::printf("[vector paths] %s\n", wide ? "portable and AVX2 compared" : "portable only here");
+  for (GgmlType t : kQuantizable) {
+    std::vector<uint8_t> a(RowBytes(t, int64_t(x.size()))), b(a.size()), c(a.size());
+    quant_internal::ForcePortableKernels(false);
+    QuantizeRow(t, x.data(), a.data(), int64_t(x.size()));
+    QuantizeRow(t, x.data(), b.data(), int64_t(x.size()));
+    quant_internal::ForcePortableKernels(true);
+    QuantizeRow(t, x.data(), c.data(), int64_t(x.size()));
+    quant_internal::ForcePortableKernels(false);
+    EXPECT_EQ(a, b) << TypeName(t) << ": two runs differ";
+    size_t first = a.size();
+    for (size_t i = 0; i < a.size() && first == a.size(); ++i) first = a[i] != c[i] ? i : first;
+    EXPECT_EQ(first, a.size()) << TypeName(t) << ": vector paths differ at byte " << first;
   }
 }
 

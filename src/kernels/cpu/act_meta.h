@@ -1,0 +1,22 @@
+// Per-block metadata of quantised activations (plain data; included by the per-ISA kernels).
+#pragma once
+
+#include <cstdint>
+
+namespace brisk {
+
+inline constexpr int kActBlock = 32;
+
+// Per 32-value activation block. 32 bytes so a token's metadata row is cache-line friendly.
+struct ActMeta {
+  float d;            // scale: x ~= d * q
+  float dsum;         // d * float(sum q)  (min terms of Q4_1/Q5_1/Q4_K/Q5_K)
+  int32_t neg8;       // -8 * sum q   (Q4_0: weights stored as q + 8)
+  int32_t neg16;      // -16 * sum q  (Q5_0)
+  int32_t neg128;     // -128 * sum q (Q8_0: weights stored as q + 128)
+  int32_t neg32h[2];  // -32 * sum q over each 16-value half (Q6_K: per-16 scales)
+  int32_t sum;        // sum q
+};
+static_assert(sizeof(ActMeta) == 32);
+
+}  // namespace brisk

@@ -1,0 +1,286 @@
+// AVX-512 VNNI integer matmul kernels (compiled with -mavx512f/bw/vl/dq/vnni; see isa_kernels.h
+// for why this file includes nothing that common code also instantiates).
+//
+// A 16-row group's 32-value block is unpacked into 8 registers of unsigned bytes: register o
+// holds values 4o..4o+3 of each row in that row's lane, so vpdpbusd against the broadcast
+// activation chunk o accumulates every row's block dot in its own lane. The integer result is
+// exact; the float epilogue follows the canonical formulas of scalar_kernels.cc bit for bit.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "kernels/cpu/isa_kernels.h"
+
+namespace brisk::kern {
+
+// amx_avx512.cc: 16 tokens of a group from the GEMM scratch with AMX tiles.
+void AmxTile16(const IntArgs& a, int t0, int cls, int neg_field);
+
+namespace {
+
+using namespace layout;
+
+struct Unpacked {
+  __m512i w[8];
+  __m512 s0, s1;
+};
+
+inline __m512 LoadH16(const uint8_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+inline __m512i Load(const uint8_t* p) { return _mm512_loadu_si512(p); }
+inline __m512i Lo4(__m512i v) { return _mm512_and_si512(v, _mm512_set1_epi8(15)); }
+inline __m512i Hi4(__m512i v) {
+  return _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(15));
+}
+inline __m512 U8ToF(const uint8_t* p) {
+  return _mm512_cvtepi32_ps(
+      _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
+inline __m512 I8ToF(const uint8_t* p) {
+  return _mm512_cvtepi32_ps(
+      _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
+
+// Legacy nibbles: chunk k low -> operand k, high -> operand 4 + k.
+inline void Nib4(const uint8_t* p, Unpacked* u) {
+  for (int k = 0; k < 4; ++k) {
+    const __m512i v = Load(p + 64 * k);
+    u->w[k] = Lo4(v);
+    u->w[4 + k] = Hi4(v);
+  }
+}
+// Fifth bits: one 64-bit lane mask per operand, bit (4 row + byte) -> add 16 to that byte.
+inline void Fifth(const uint8_t* h, Unpacked* u) {
+  const __m512i sixteen = _mm512_set1_epi8(16);
+  for (int o = 0; o < 8; ++o) {
+    uint64_t m;
+    std::memcpy(&m, h + 8 * o, 8);
+    u->w[o] = _mm512_mask_add_epi8(u->w[o], _cvtu64_mask64(m), u->w[o], sixteen);
+  }
+}
+
+template <int Kind>
+inline void Unpack(const uint8_t* g, int64_t b, Unpacked* u) {
+  if constexpr (Kind == 0) {  // Q4_0
+    const uint8_t* p = g + b * kQ4_0Stride;
+    Nib4(p, u);
+    u->s0 = LoadH16(p + kQ4_0D);
+  } else if constexpr (Kind == 1) {  // Q4_1
+    const uint8_t* p = g + b * kQ4_1Stride;
+    Nib4(p, u);
+    u->s0 = LoadH16(p + kQ4_1D);
+    u->s1 = LoadH16(p + kQ4_1M);
+  } else if constexpr (Kind == 2) {  // Q5_0
+    const uint8_t* p = g + b * kQ5_0Stride;
+    Nib4(p, u);
+    Fifth(p + kQ5_0H, u);
+    u->s0 = LoadH16(p + kQ5_0D);
+  } else if constexpr (Kind == 3) {  // Q5_1
+    const uint8_t* p = g + b * kQ5_1Stride;
+    Nib4(p, u);
+    Fifth(p + kQ5_1H, u);
+    u->s0 = LoadH16(p + kQ5_1D);
+    u->s1 = LoadH16(p + kQ5_1M);
+  } else if constexpr (Kind == 4) {  // Q8_0
+    const uint8_t* p = g + b * kQ8_0Stride;
+    for (int o = 0; o < 8; ++o) u->w[o] = Load(p + 64 * o);
+    u->s0 = LoadH16(p + kQ8_0D);
+  } else if constexpr (Kind == 5 || Kind == 6) {  // Q4_K, Q5_K
+    constexpr bool q5 = Kind == 6;
+    const uint8_t* sb = g + (b / 8) * (q5 ? kQ5_KStride : kQ4_KStride);
+    const int j = int(b % 8);
+    const uint8_t* nib = sb + (j / 2) * 512;
+    if (j & 1) {
+      for (int k = 0; k < 8; ++k) u->w[k] = Hi4(Load(nib + 64 * k));
+    } else {
+      for (int k = 0; k < 8; ++k) u->w[k] = Lo4(Load(nib + 64 * k));
+    }
+    if constexpr (q5) Fifth(sb + kQ5_KH + 64 * j, u);
+    const __m512 d = LoadH16(sb + (q5 ? kQ5_KD : kQ4_KD));
+    const __m512 dmin = LoadH16(sb + (q5 ? kQ5_KDmin : kQ4_KDmin));
+    u->s0 = _mm512_mul_ps(d, U8ToF(sb + (q5 ? kQ5_KSc : kQ4_KSc) + 16 * j));
+    u->s1 = _mm512_xor_ps(_mm512_mul_ps(dmin, U8ToF(sb + (q5 ? kQ5_KM : kQ4_KM) + 16 * j)),
+                          _mm512_set1_ps(-0.0f));
+  } else {  // Q6_K
+    const uint8_t* sb = g + (b / 8) * kQ6_KStride;
+    const int j = int(b % 8), n = j / 4, p = j % 4;
+    const __m512i m30 = _mm512_set1_epi8(0x30);
+    for (int o = 0; o < 8; ++o) {
+      const __m512i ql = Load(sb + (n * 16 + o + 8 * (p & 1)) * 64);
+      const __m512i qh = Load(sb + kQ6_KQh + (n * 8 + o) * 64);
+      // Low nibble source; its bits 4-7 are discarded by the bit-select below.
+      const __m512i lo = (p >> 1) ? _mm512_srli_epi16(ql, 4) : ql;
+      __m512i hi;
+      switch (p) {  // move bits 2p..2p+1 of each byte to bits 4..5
+        case 0:
+          hi = _mm512_slli_epi16(qh, 4);
+          break;
+        case 1:
+          hi = _mm512_slli_epi16(qh, 2);
+          break;
+        case 2:
+          hi = qh;
+          break;
+        default:
+          hi = _mm512_srli_epi16(qh, 2);
+          break;
+      }
+      // (lo & 0x0F) | (hi & 0x30): select bits 0-3 from lo (0xE4 = C ? A : B, C = 0x0F).
+      u->w[o] = _mm512_ternarylogic_epi32(lo, _mm512_and_si512(hi, m30), _mm512_set1_epi8(15), 0xE4);
+    }
+    const __m512 d = LoadH16(sb + kQ6_KD);
+    u->s0 = _mm512_mul_ps(d, I8ToF(sb + kQ6_KSc + 16 * (2 * j)));
+    u->s1 = _mm512_mul_ps(d, I8ToF(sb + kQ6_KSc + 16 * (2 * j + 1)));
+  }
+}
+
+constexpr int ClassOf(int kind) {  // 0 offset, 1 min, 2 Q6_K halves (scalar_kernels.cc)
+  return kind == 7 ? 2 : (kind == 1 || kind == 3 || kind == 5 || kind == 6) ? 1 : 0;
+}
+template <int Kind>
+inline int32_t NegOffset(const ActMeta& m) {
+  return Kind == 0 ? m.neg8 : Kind == 2 ? m.neg16 : Kind == 4 ? m.neg128 : 0;
+}
+
+inline __m512i Bc(const int8_t* x, int o) {
+  int32_t v;
+  std::memcpy(&v, x + 4 * o, 4);
+  return _mm512_set1_epi32(v);
+}
+
+// One token's contribution of one block to the 16 row accumulators f.
+template <int Kind>
+inline __m512 Dot(const Unpacked& u, const int8_t* x, const ActMeta& m, __m512 f) {
+  constexpr int kClass = ClassOf(Kind);
+  const __m512 da = _mm512_set1_ps(m.d);
+  if constexpr (kClass == 2) {
+    __m512i a0 = _mm512_set1_epi32(m.neg32h[0]), a1 = _mm512_set1_epi32(m.neg32h[1]);
+    for (int o = 0; o < 4; ++o) {
+      a0 = _mm512_dpbusd_epi32(a0, u.w[o], Bc(x, o));
+      a1 = _mm512_dpbusd_epi32(a1, u.w[4 + o], Bc(x, 4 + o));
+    }
+    f = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a0), _mm512_mul_ps(u.s0, da), f);
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(a1), _mm512_mul_ps(u.s1, da), f);
+  } else {
+    // Two chains (integer sums are exact, so the split is free) halve the dependency latency.
+    __m512i a0 = _mm512_set1_epi32(NegOffset<Kind>(m)), a1 = _mm512_setzero_si512();
+    for (int o = 0; o < 4; ++o) {
+      a0 = _mm512_dpbusd_epi32(a0, u.w[o], Bc(x, o));
+      a1 = _mm512_dpbusd_epi32(a1, u.w[4 + o], Bc(x, 4 + o));
+    }
+    const __m512i acc = _mm512_add_epi32(a0, a1);
+    f = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), _mm512_mul_ps(u.s0, da), f);
+    if constexpr (kClass == 1) f = _mm512_fmadd_ps(u.s1, _mm512_set1_ps(m.dsum), f);
+    return f;
+  }
+}
+
+inline void Store(const IntArgs& a, int t, __m512 f) {
+  float* y = a.y + t * a.ldy;
+  if (a.valid_rows == 16)
+    _mm512_storeu_ps(y, f);
+  else
+    _mm512_mask_storeu_ps(y, __mmask16((1u << a.valid_rows) - 1), f);
+}
+
+// NT tokens starting at t0; blocks either unpacked from the packed group in registers (GEMV) or
+// loaded from the scratch the GEMM path filled.
+template <int Kind, int NT, bool kScratch>
+void Tile(const IntArgs& a, int t0) {
+  const int64_t nb = a.cols / 32;
+  __m512 f[NT];
+  for (int t = 0; t < NT; ++t) f[t] = _mm512_setzero_ps();
+  const int8_t* x0 = a.aq + t0 * a.aq_stride;
+  const ActMeta* m0 = a.am + t0 * a.am_stride;
+  for (int64_t b = 0; b < nb; ++b) {
+    Unpacked u;
+    if constexpr (kScratch) {
+      const uint8_t* rec = a.scratch + b * kUnpackedBlockBytes;
+      for (int o = 0; o < 8; ++o) u.w[o] = Load(rec + 64 * o);
+      u.s0 = _mm512_load_ps(reinterpret_cast<const float*>(rec + 512));
+      u.s1 = _mm512_load_ps(reinterpret_cast<const float*>(rec + 576));
+    } else {
+      Unpack<Kind>(a.group, b, &u);
+    }
+    for (int t = 0; t < NT; ++t)
+      f[t] = Dot<Kind>(u, x0 + t * a.aq_stride + 32 * b, m0[t * a.am_stride + b], f[t]);
+  }
+  for (int t = 0; t < NT; ++t) Store(a, t0 + t, f[t]);
+}
+
+template <int Kind, int Max, bool kScratch>
+void Tiles(const IntArgs& a, int t = 0) {
+  for (; t + Max <= a.n_tokens; t += Max) Tile<Kind, Max, kScratch>(a, t);
+  switch (a.n_tokens - t) {
+    case 1:
+      Tile<Kind, 1, kScratch>(a, t);
+      break;
+    case 2:
+      Tile<Kind, 2, kScratch>(a, t);
+      break;
+    case 3:
+      Tile<Kind, 3, kScratch>(a, t);
+      break;
+    case 4:
+      if constexpr (Max > 4) Tile<Kind, 4, kScratch>(a, t);
+      break;
+    case 5:
+      if constexpr (Max > 5) Tile<Kind, 5, kScratch>(a, t);
+      break;
+    case 6:
+      if constexpr (Max > 6) Tile<Kind, 6, kScratch>(a, t);
+      break;
+    case 7:
+      if constexpr (Max > 7) Tile<Kind, 7, kScratch>(a, t);
+      break;
+    default:
+      break;
+  }
+}
+
+template <int Kind>
+void Gemv(const IntArgs& a) {
+  Tiles<Kind, 4, false>(a);
+}
+
+template <int Kind>
+void Gemm(const IntArgs& a) {
+  const int64_t nb = a.cols / 32;
+  for (int64_t b = 0; b < nb; ++b) {
+    Unpacked u;
+    Unpack<Kind>(a.group, b, &u);
+    uint8_t* rec = a.scratch + b * kUnpackedBlockBytes;
+    for (int o = 0; o < 8; ++o) _mm512_store_si512(rec + 64 * o, u.w[o]);
+    _mm512_store_ps(reinterpret_cast<float*>(rec + 512), u.s0);
+    _mm512_store_ps(reinterpret_cast<float*>(rec + 576),
+                    ClassOf(Kind) ? u.s1 : _mm512_setzero_ps());
+  }
+  int t = 0;
+  // Q6_K's per-16 scales need two tile products and two epilogues per block: slower than VNNI.
+  if (a.amx && ClassOf(Kind) != 2) {
+    constexpr int kNeg = Kind == 0 ? 8 : Kind == 2 ? 16 : 128;
+    for (; t + 16 <= a.n_tokens; t += 16) AmxTile16(a, t, ClassOf(Kind), kNeg);
+  }
+  Tiles<Kind, 8, true>(a, t);
+}
+
+}  // namespace
+
+// Defined in misc_avx512.cc.
+void FillAvx512Misc(IsaKernels* k);
+
+const IsaKernels& Avx512Kernels() {
+  static const IsaKernels k = [] {
+    IsaKernels t{};
+    t.gemv[0] = Gemv<0>, t.gemv[1] = Gemv<1>, t.gemv[2] = Gemv<2>, t.gemv[3] = Gemv<3>;
+    t.gemv[4] = Gemv<4>, t.gemv[5] = Gemv<5>, t.gemv[6] = Gemv<6>, t.gemv[7] = Gemv<7>;
+    t.gemm[0] = Gemm<0>, t.gemm[1] = Gemm<1>, t.gemm[2] = Gemm<2>, t.gemm[3] = Gemm<3>;
+    t.gemm[4] = Gemm<4>, t.gemm[5] = Gemm<5>, t.gemm[6] = Gemm<6>, t.gemm[7] = Gemm<7>;
+    FillAvx512Misc(&t);
+    return t;
+  }();
+  return k;
+}
+
+}  // namespace brisk::kern

@@ -1,0 +1,76 @@
+// Internal interface between the dispatcher (matmul.cc, acts.cc) and the per-ISA kernel files.
+// Only plain data crosses it: the ISA files are compiled with -mavx2 / -mavx512* and must not
+// instantiate inline functions or templates that common code also uses (the linker could pick
+// the AVX-512 copy for a machine without it), so they include nothing but this header,
+// acts.h-free PODs and intrinsics.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cpu/act_meta.h"
+#include "kernels/cpu/layout.h"
+
+namespace brisk::kern {
+
+// One call computes one 16-row group for tokens [0, n_tokens) (pointers already offset).
+struct IntArgs {
+  const uint8_t* group;  // packed group bytes
+  int64_t cols;
+  const int8_t* aq;  // token t's int8 row: aq + t * aq_stride
+  int64_t aq_stride;
+  const ActMeta* am;  // token t's block metadata: am + t * am_stride
+  int64_t am_stride;
+  int n_tokens;
+  float* y;  // y[t * ldy + lane], lanes < valid_rows
+  int64_t ldy;
+  int valid_rows;
+  uint8_t* scratch;  // GEMM path: room for cols / 32 unpacked blocks (kUnpackedBlockBytes each)
+  bool amx;          // GEMM path may use AMX tiles (avx512 tier; same bits as without)
+};
+using IntKernelFn = void (*)(const IntArgs&);
+
+// Unpacked block (GEMM scratch): u8 operands [8][16][4], then two 16-float scale vectors.
+inline constexpr size_t kUnpackedBlockBytes = 512 + 64 + 64;
+
+// Float-weight kernels: n_groups consecutive groups (group_bytes apart) x n_tokens tokens.
+struct FloatArgs {
+  const uint8_t* groups;
+  size_t group_bytes;
+  int n_groups;
+  int64_t cols;
+  const float* x;  // token t: x + t * ldx
+  int64_t ldx;
+  int n_tokens;
+  float* y;  // group g, token t, lane r: y[t * ldy + 16 g + r], rows < valid_rows (from group 0)
+  int64_t ldy;
+  int64_t valid_rows;
+};
+using FloatKernelFn = void (*)(const FloatArgs&);
+
+struct IsaKernels {
+  IntKernelFn gemv[8];    // indexed by PackedKind (int kinds): in-register unpack, any n_tokens
+  IntKernelFn gemm[8];    // unpack into scratch once, then token tiles
+  FloatKernelFn fmat[3];  // F32, F16, BF16
+  // x: cols floats -> qs (cols bytes), meta (cols / 32)
+  void (*quantize_row)(const float* x, int64_t cols, int8_t* qs, ActMeta* meta);
+  // sum of x^2 in the canonical 16-lane order (see acts.h)
+  float (*sum_squares)(const float* x, int64_t cols);
+  // v = (x * scale) * w; stores v to xn (if not null) and quantises it
+  void (*norm_quantize_row)(const float* x, float scale, const float* w, int64_t cols, float* xn,
+                            int8_t* qs, ActMeta* meta);
+};
+
+const IsaKernels& ScalarKernels();
+const IsaKernels& Avx2Kernels();
+const IsaKernels& Avx512Kernels();
+
+}  // namespace brisk::kern
+
+namespace brisk {
+enum class Isa : int;
+namespace kern {
+// BRISK_CHECKs that the CPU supports isa (acts.cc).
+const IsaKernels& KernelsFor(Isa isa);
+}  // namespace kern
+}  // namespace brisk

@@ -1,0 +1,229 @@
+// Matmul dispatch: splits the row groups of a PackedWeights over the pool's threads (contiguous
+// ranges balanced by bytes, so each thread streams one sequential range) and calls the ISA's
+// kernel per group. The split never changes results: each output is computed by one kernel call
+// with a fixed formula (matmul.h).
+#include "kernels/cpu/matmul.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <limits>
+
+#include "kernels/cpu/isa_kernels.h"
+#include "kernels/cpu/matmul_raw.h"
+#include "util/check.h"
+
+namespace brisk {
+namespace {
+
+constexpr int kArgmaxMaxTokens = 64;
+std::atomic<int> g_gemm_min_tokens{4};
+
+size_t UnpackBytes(int64_t cols) { return size_t(cols / kActBlock) * kern::kUnpackedBlockBytes; }
+// Argmax mode, after the unpack area: one group's outputs, then this thread's best rows.
+struct Best {
+  int32_t row[kArgmaxMaxTokens];
+  float value[kArgmaxMaxTokens];
+};
+size_t YBufBytes() { return size_t(kArgmaxMaxTokens) * kGroupRows * sizeof(float); }
+size_t ArgmaxBufBytes() { return YBufBytes() + sizeof(Best); }
+
+// Byte-balanced contiguous split of all groups (in segment order) for thread `t` of `n`.
+template <typename Fn>
+void ForMyGroups(const PackedWeights& w, int t, int n, Fn&& fn) {
+  // kRaw segments count rows, not groups: scale to 16 rows per "group".
+  auto unit = [](const PackedSegment& s) {
+    return s.kind == PackedKind::kRaw ? s.group_bytes * kGroupRows : s.group_bytes;
+  };
+  size_t total = 0;
+  for (const PackedSegment& s : w.segments) total += unit(s) * size_t(s.n_groups());
+  const long double lo = (long double)total * t / n, hi = (long double)total * (t + 1) / n;
+  size_t off = 0;
+  for (const PackedSegment& s : w.segments) {
+    const size_t u = unit(s);
+    // Group g belongs to the thread whose range holds its start byte.
+    int64_t g0 = 0, g1 = 0;
+    const long double a = lo - (long double)off, b = hi - (long double)off;
+    auto first_at_or_after = [&](long double x) -> int64_t {
+      if (x <= 0) return 0;
+      int64_t g = int64_t((x + u - 1) / u);
+      while (g > 0 && (long double)(g - 1) * u >= x) --g;
+      while ((long double)g * u < x) ++g;
+      return std::min<int64_t>(g, s.n_groups());
+    };
+    g0 = first_at_or_after(a);
+    g1 = t + 1 == n ? s.n_groups() : first_at_or_after(b);
+    if (g1 > g0) fn(s, g0, g1);
+    off += u * size_t(s.n_groups());
+  }
+}
+
+struct Job {
+  const PackedWeights* w;
+  const MatmulInput* in;
+  int n_tokens;
+  float* y;
+  int64_t ldy;
+  MatmulWorkspace* ws;
+  const kern::IsaKernels* k;
+  bool gemm;
+  bool amx = false;
+  // argmax mode
+  bool argmax = false;
+  int32_t* best_row = nullptr;
+  float* best_value = nullptr;
+};
+
+// Computes groups [g0, g1) of segment s for tokens [t0, t1) into y (row offset = s.row0 + 16 g).
+void RunGroups(const Job& j, const PackedSegment& s, int64_t g0, int64_t g1, int t0, int t1,
+               float* y, int64_t ldy, int64_t y_row_base, uint8_t* scratch) {
+  const int nt = t1 - t0;
+  const int64_t cols = j.w->cols;
+  if (UsesQ8Acts(s.kind)) {
+    const Q8Acts& q = *j.in->q;
+    kern::IntArgs a;
+    a.cols = cols;
+    a.aq = q.qs + t0 * q.qs_stride;
+    a.aq_stride = q.qs_stride;
+    a.am = q.meta + t0 * q.meta_stride;
+    a.am_stride = q.meta_stride;
+    a.n_tokens = nt;
+    a.ldy = ldy;
+    a.scratch = scratch;
+    a.amx = j.amx;
+    const kern::IntKernelFn fn = (j.gemm ? j.k->gemm : j.k->gemv)[int(s.kind)];
+    for (int64_t g = g0; g < g1; ++g) {
+      a.group = s.data + size_t(g) * s.group_bytes;
+      a.y = y + t0 * ldy + (y_row_base + g * kGroupRows);
+      a.valid_rows = int(std::min<int64_t>(kGroupRows, s.rows - g * kGroupRows));
+      fn(a);
+    }
+  } else if (s.kind == PackedKind::kRaw) {
+    const int64_t r0 = g0 * kGroupRows, r1 = std::min(s.rows, g1 * kGroupRows);
+    kern::RawRows(s.type, s.data + size_t(r0) * s.group_bytes, s.group_bytes, r1 - r0, cols,
+                  j.in->x + t0 * j.in->ldx, j.in->ldx, nt, y + t0 * ldy + y_row_base + r0, ldy);
+  } else {
+    kern::FloatArgs a;
+    a.groups = s.data + size_t(g0) * s.group_bytes;
+    a.group_bytes = s.group_bytes;
+    a.n_groups = int(g1 - g0);
+    a.cols = cols;
+    a.x = j.in->x + t0 * j.in->ldx;
+    a.ldx = j.in->ldx;
+    a.n_tokens = nt;
+    a.y = y + t0 * ldy + y_row_base + g0 * kGroupRows;
+    a.ldy = ldy;
+    a.valid_rows = s.rows - g0 * kGroupRows;
+    j.k->fmat[int(s.kind) - int(PackedKind::kF32)](a);
+  }
+}
+
+void CheckInputs(const PackedWeights& w, const MatmulInput& in, int n_tokens,
+                 const MatmulWorkspace& ws, const ThreadPool& pool) {
+  BRISK_CHECK(n_tokens >= 0);
+  if (w.uses_q8()) {
+    BRISK_CHECK_MSG(in.q && in.q->cols == w.cols && in.q->n_tokens >= n_tokens,
+                    "int8 activations missing or of the wrong shape");
+  }
+  if (w.uses_f32()) BRISK_CHECK_MSG(in.x && in.ldx >= w.cols, "fp32 activations missing");
+  BRISK_CHECK_MSG(ws.max_cols() >= w.cols && ws.n_threads() >= pool.size(),
+                  "matmul workspace planned too small");
+}
+
+}  // namespace
+
+void MatmulWorkspace::Free::operator()(void* p) const { std::free(p); }
+
+MatmulWorkspace::MatmulWorkspace(int64_t max_cols, int n_threads)
+    : max_cols_(max_cols), n_threads_(std::max(1, n_threads)) {
+  per_thread_ = (UnpackBytes(max_cols) + ArgmaxBufBytes() + 4095) / 4096 * 4096;
+  mem_.reset(std::aligned_alloc(4096, per_thread_ * size_t(n_threads_)));
+  BRISK_CHECK(mem_ != nullptr);
+}
+
+uint8_t* MatmulWorkspace::thread_scratch(int thread) const {
+  BRISK_CHECK(thread >= 0 && thread < n_threads_);
+  return static_cast<uint8_t*>(mem_.get()) + per_thread_ * size_t(thread);
+}
+
+int GemmMinTokens() { return g_gemm_min_tokens.load(std::memory_order_relaxed); }
+void SetGemmMinTokensForTesting(int n) { g_gemm_min_tokens.store(std::max(1, n)); }
+
+void Matmul(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int n_tokens, float* y,
+            int64_t ldy, MatmulWorkspace& ws, Isa isa) {
+  CheckInputs(w, in, n_tokens, ws, pool);
+  if (n_tokens == 0 || w.rows == 0) return;
+  Job j{&w, &in, n_tokens, y, ldy, &ws, &kern::KernelsFor(isa), n_tokens >= GemmMinTokens()};
+  j.amx = isa == Isa::kAvx512 && AmxEnabled();
+  int64_t total_groups = 0;
+  for (const PackedSegment& s : w.segments) total_groups += s.n_groups();
+  // Few row groups but many tokens (e.g. a 128-row K/V projection in prefill): split tokens.
+  const int nthreads = pool.size();
+  const bool split_tokens = total_groups < 4 * int64_t(nthreads) && n_tokens >= 16 * nthreads;
+  auto body = [&j, split_tokens](int t, int n) {
+    uint8_t* scratch = j.ws->thread_scratch(t);
+    if (split_tokens) {
+      // Token ranges in multiples of 8 (the GEMM tile) keep tiles full.
+      const int tiles = (j.n_tokens + 7) / 8;
+      const int t0 = std::min(j.n_tokens, tiles * t / n * 8);
+      const int t1 = std::min(j.n_tokens, tiles * (t + 1) / n * 8);
+      if (t0 >= t1) return;
+      for (const PackedSegment& s : j.w->segments)
+        RunGroups(j, s, 0, s.n_groups(), t0, t1, j.y, j.ldy, s.row0, scratch);
+      return;
+    }
+    ForMyGroups(*j.w, t, n, [&](const PackedSegment& s, int64_t g0, int64_t g1) {
+      RunGroups(j, s, g0, g1, 0, j.n_tokens, j.y, j.ldy, s.row0, scratch);
+    });
+  };
+  pool.Run(body);
+}
+
+void MatmulArgmax(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int n_tokens,
+                  int32_t* best_row, float* best_value, MatmulWorkspace& ws, Isa isa) {
+  CheckInputs(w, in, n_tokens, ws, pool);
+  BRISK_CHECK(n_tokens >= 0 && n_tokens <= kArgmaxMaxTokens);
+  if (n_tokens == 0) return;
+  Job j{&w, &in, n_tokens, nullptr, 0, &ws, &kern::KernelsFor(isa), n_tokens >= GemmMinTokens()};
+  j.amx = isa == Isa::kAvx512 && AmxEnabled();
+  auto slot = [&ws](int t) {
+    return reinterpret_cast<Best*>(ws.thread_scratch(t) + UnpackBytes(ws.max_cols()) + YBufBytes());
+  };
+  auto body = [&j, &slot](int t, int n) {
+    uint8_t* scratch = j.ws->thread_scratch(t);
+    float* ybuf = reinterpret_cast<float*>(scratch + UnpackBytes(j.ws->max_cols()));
+    Best local;
+    for (int i = 0; i < j.n_tokens; ++i) local.row[i] = -1, local.value[i] = 0.0f;
+    ForMyGroups(*j.w, t, n, [&](const PackedSegment& s, int64_t g0, int64_t g1) {
+      for (int64_t g = g0; g < g1; ++g) {
+        // y_row_base chosen so the group's rows land at ybuf[t * 16 + lane].
+        RunGroups(j, s, g, g + 1, 0, j.n_tokens, ybuf, kGroupRows, -g * kGroupRows, scratch);
+        const int valid = int(std::min<int64_t>(kGroupRows, s.rows - g * kGroupRows));
+        for (int tok = 0; tok < j.n_tokens; ++tok)
+          for (int r = 0; r < valid; ++r) {
+            const float v = ybuf[tok * kGroupRows + r];
+            if (v != v) continue;  // NaN never wins
+            if (local.row[tok] < 0 || v > local.value[tok]) {
+              local.row[tok] = int32_t(s.row0 + g * kGroupRows + r);
+              local.value[tok] = v;
+            }
+          }
+      }
+    });
+    *slot(t) = local;
+  };
+  pool.Run(body);
+  for (int tok = 0; tok < n_tokens; ++tok) {
+    int32_t r = -1;
+    float v = 0.0f;
+    for (int t = 0; t < pool.size();
+         ++t) {  // thread ranges ascend, so strict > keeps the lowest row
+      const Best& b = *slot(t);
+      if (b.row[tok] >= 0 && (r < 0 || b.value[tok] > v)) r = b.row[tok], v = b.value[tok];
+    }
+    best_row[tok] = r < 0 ? 0 : r;
+    best_value[tok] = r < 0 ? std::numeric_limits<float>::quiet_NaN() : v;
+  }
+}
+
+}  // namespace brisk

@@ -1,0 +1,63 @@
+// The fast matmul: y[t][r] = sum_i W[r][i] * x[t][i] for packed weights W (packed.h) and
+// activations given as int8 blocks (integer weight formats) and/or fp32 (float formats, Q2_K/Q3_K).
+//
+// Determinism (DESIGN §5): every output (row r, token t) is computed as an exact integer dot
+// product per 32-value block followed by a float accumulation over the blocks in sequential order
+// with one fixed formula per format. GEMV (few tokens, in-register unpack) and GEMM (many tokens,
+// unpack once per row group then register tiles of tokens x 16 rows) apply the same formula, and
+// so does each ISA, so y does not depend on n_tokens, the path, the thread split or the ISA.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "kernels/cpu/acts.h"
+#include "kernels/cpu/packed.h"
+#include "runtime/cpu_features.h"
+#include "runtime/thread_pool.h"
+
+namespace brisk {
+
+// Matmul inputs: supply q for weights with UsesQ8Acts kinds, x for the others (both when a
+// PackedWeights mixes them). q must hold n_tokens rows; x has row stride ldx floats.
+struct MatmulInput {
+  const Q8Acts* q = nullptr;
+  const float* x = nullptr;
+  int64_t ldx = 0;
+};
+
+// Per-thread scratch planned once (largest cols x pool size); the GEMM path unpacks one row group
+// into it. Not thread-safe: one Matmul at a time per workspace.
+class MatmulWorkspace {
+ public:
+  MatmulWorkspace(int64_t max_cols, int n_threads);
+  uint8_t* thread_scratch(int thread) const;
+  int64_t max_cols() const { return max_cols_; }
+  int n_threads() const { return n_threads_; }
+
+ private:
+  struct Free {
+    void operator()(void* p) const;
+  };
+  int64_t max_cols_;
+  int n_threads_;
+  size_t per_thread_;
+  std::unique_ptr<void, Free> mem_;
+};
+
+// y[t * ldy + r] for t < n_tokens, r < w.rows.
+void Matmul(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int n_tokens, float* y,
+            int64_t ldy, MatmulWorkspace& ws, Isa isa = ActiveIsa());
+
+// Greedy-sampling lm_head: for each token, the row with the largest output (lowest row index on
+// ties; NaN never wins) and its value, without writing the rows x n_tokens logits. n_tokens <= 64.
+void MatmulArgmax(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int n_tokens,
+                  int32_t* best_row, float* best_value, MatmulWorkspace& ws, Isa isa = ActiveIsa());
+
+// Tokens from which Matmul switches from the in-register GEMV path to the unpack-once GEMM path
+// (exposed so tests can force either path; results are identical by construction).
+int GemmMinTokens();
+void SetGemmMinTokensForTesting(int n);
+
+}  // namespace brisk

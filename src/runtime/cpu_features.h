@@ -1,0 +1,51 @@
+// CPU feature detection (CPUID + XGETBV) and the choice of the kernel instruction set.
+// The ISA is chosen once at start (best the CPU and OS support), can be overridden with
+// BRISK_ISA=scalar|avx2|avx512, and tests force each ISA in turn with SetIsaForTesting.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace brisk {
+
+// Kernel tiers, ordered: a higher tier needs everything a lower one needs.
+enum class Isa : int {
+  kScalar = 0,  // portable C++ (any x86-64 or other target)
+  kAvx2 = 1,    // AVX2 + FMA + F16C (Haswell, Zen 1+)
+  kAvx512 = 2,  // AVX-512 F/BW/VL/DQ + VNNI (Ice Lake, Sapphire Rapids, Zen 4+)
+};
+inline constexpr int kNumIsas = 3;
+
+struct CpuFeatures {
+  bool avx2 = false, fma = false, f16c = false;
+  bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
+  bool avx512vnni = false, avx512bf16 = false, avx_vnni = false;
+  bool amx_tile = false, amx_int8 = false;  // CPU has AMX and XCR0 enables the tile state
+  bool os_avx = false, os_avx512 = false;   // XCR0 says the OS saves the ymm / zmm state
+  std::string brand;                        // "Intel(R) Xeon(R) ..."
+};
+
+// Detected once (thread-safe static).
+const CpuFeatures& GetCpuFeatures();
+
+bool IsaSupported(Isa isa);  // the CPU and OS can run kernels of this tier
+Isa BestIsa();               // highest supported tier
+
+// The ISA kernels use: BRISK_ISA if set and supported (an unsupported request falls back to the
+// best supported tier with a warning on stderr), else BestIsa().
+Isa ActiveIsa();
+// Forces the active ISA (tests, benchmarks); BRISK_CHECKs that it is supported.
+void SetIsaForTesting(Isa isa);
+
+// AMX int8 tiles as an accelerator of the avx512 tier's GEMM path (prefill, large batches). The
+// integer block sums are exact either way, so results are bitwise the same with or without it.
+// True when the CPU has AMX-INT8, the OS enables it and Linux granted this process the tile data
+// permission (requested on first call), unless BRISK_AMX=0 or SetAmxForTesting(false).
+bool AmxEnabled();
+void SetAmxForTesting(bool on);  // on only takes effect where AMX is usable
+
+std::string_view IsaName(Isa isa);            // "scalar", "avx2", "avx512"
+bool ParseIsa(std::string_view s, Isa* out);  // inverse of IsaName (case-insensitive)
+std::string DescribeCpu();                    // one line: brand + feature flags, for reports
+
+}  // namespace brisk

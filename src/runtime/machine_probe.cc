@@ -1,0 +1,209 @@
+#include "runtime/machine_probe.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <ctime>
+
+#include "runtime/cpu_features.h"
+#include "util/check.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define BRISK_PROBE_X86 1
+#endif
+
+namespace brisk {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+double Now(bool cpu_time) {
+  if (cpu_time) return ThreadCpuSeconds();
+  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
+
+#if BRISK_PROBE_X86
+// Wide loads with several independent accumulators so the loop is load-bound, not add-bound.
+__attribute__((target("avx2"))) uint64_t ReadAvx2(const uint8_t* p, size_t n) {
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+  for (size_t i = 0; i + 128 <= n; i += 128) {
+    a0 = _mm256_xor_si256(a0, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i)));
+    a1 = _mm256_xor_si256(a1, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 32)));
+    a2 = _mm256_xor_si256(a2, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 64)));
+    a3 = _mm256_xor_si256(a3, _mm256_load_si256(reinterpret_cast<const __m256i*>(p + i + 96)));
+  }
+  const __m256i a = _mm256_xor_si256(_mm256_xor_si256(a0, a1), _mm256_xor_si256(a2, a3));
+  return uint64_t(_mm256_extract_epi64(a, 0) ^ _mm256_extract_epi64(a, 3));
+}
+#endif
+
+uint64_t ReadPortable(const uint8_t* p, size_t n) {
+  uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+  for (size_t i = 0; i + 32 <= n; i += 32) {
+    uint64_t v[4];
+    std::memcpy(v, p + i, 32);
+    a0 ^= v[0], a1 ^= v[1], a2 ^= v[2], a3 ^= v[3];
+  }
+  return a0 ^ a1 ^ a2 ^ a3;
+}
+
+uint64_t ReadSlice(const uint8_t* p, size_t n) {
+#if BRISK_PROBE_X86
+  if (GetCpuFeatures().avx2) return ReadAvx2(p, n);
+#endif
+  return ReadPortable(p, n);
+}
+
+#if BRISK_PROBE_X86
+constexpr int kAcc = 16;  // independent chains: >= latency (5) x ports (2)
+
+__attribute__((target("avx512f,avx512vnni"))) int64_t VnniZmm(int64_t iters) {
+  __m512i acc[kAcc];
+  for (int i = 0; i < kAcc; ++i) acc[i] = _mm512_set1_epi32(i);
+  const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-5);
+  for (int64_t it = 0; it < iters; ++it)
+    for (int i = 0; i < kAcc; ++i) {
+      acc[i] = _mm512_dpbusd_epi32(acc[i], a, b);
+      __asm__ volatile("" : "+v"(acc[i]));  // keep every instruction
+    }
+  int64_t s = 0;
+  for (int i = 0; i < kAcc; ++i) s += _mm512_reduce_add_epi32(acc[i]);
+  return s;
+}
+
+__attribute__((target("avx2,avxvnni"))) int64_t VnniYmm(int64_t iters) {
+  __m256i acc[kAcc];
+  for (int i = 0; i < kAcc; ++i) acc[i] = _mm256_set1_epi32(i);
+  const __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-5);
+  for (int64_t it = 0; it < iters; ++it)
+    for (int i = 0; i < kAcc; ++i) {
+      acc[i] = _mm256_dpbusd_avx_epi32(acc[i], a, b);
+      __asm__ volatile("" : "+v"(acc[i]));
+    }
+  int64_t s = 0;
+  for (int i = 0; i < kAcc; ++i) s += _mm256_extract_epi32(acc[i], 0);
+  return s;
+}
+
+// Without VNNI an int8 multiply-add of 32 pairs costs maddubs + madd + add: count the ops done.
+__attribute__((target("avx2"))) int64_t MaddubsYmm(int64_t iters) {
+  __m256i acc[kAcc];
+  for (int i = 0; i < kAcc; ++i) acc[i] = _mm256_set1_epi32(i);
+  const __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-5), ones = _mm256_set1_epi16(1);
+  for (int64_t it = 0; it < iters; ++it)
+    for (int i = 0; i < kAcc; ++i) {
+      acc[i] = _mm256_add_epi32(acc[i], _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), ones));
+      __asm__ volatile("" : "+v"(acc[i]));
+    }
+  int64_t s = 0;
+  for (int i = 0; i < kAcc; ++i) s += _mm256_extract_epi32(acc[i], 0);
+  return s;
+}
+#endif
+
+}  // namespace
+
+double ThreadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+BandwidthResult MeasureReadBandwidth(ThreadPool& pool, size_t bytes, int reps, bool cpu_time) {
+  BandwidthResult r;
+  r.threads = pool.size();
+  bytes = std::max<size_t>(bytes, size_t(1) << 20) & ~size_t(4095);
+  void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return r;
+#ifdef MADV_HUGEPAGE
+  madvise(mem, bytes, MADV_HUGEPAGE);  // measure the stream, not TLB misses (weights use it too)
+#endif
+  uint8_t* buf = static_cast<uint8_t*>(mem);
+  const int n = pool.size();
+  auto slice = [&](int t, size_t* begin, size_t* len) {
+    const size_t per = (bytes / size_t(n)) & ~size_t(4095);
+    *begin = per * size_t(t);
+    *len = t + 1 == n ? bytes - *begin : per;
+  };
+  // First touch on the thread that reads the slice (NUMA locality); non-zero so no zero page.
+  pool.Run([&](int t, int) {
+    size_t b, l;
+    slice(t, &b, &l);
+    std::memset(buf + b, 1, l);
+  });
+  std::atomic<uint64_t> sink{0};
+  double best = 1e30;
+  for (int rep = 0; rep <= reps; ++rep) {
+    const double t0 = Now(cpu_time);
+    pool.Run([&](int t, int) {
+      size_t b, l;
+      slice(t, &b, &l);
+      sink.fetch_xor(ReadSlice(buf + b, l), std::memory_order_relaxed);
+    });
+    const double s = Now(cpu_time) - t0;
+    if (rep > 0) best = std::min(best, s);  // rep 0 warms up
+  }
+  munmap(mem, bytes);
+  r.bytes = bytes;
+  r.gb_per_s = double(bytes) / best / 1e9;
+  return r;
+}
+
+Int8PeakResult MeasureInt8Peak(ThreadPool& pool, double seconds, bool cpu_time) {
+  Int8PeakResult r;
+  r.threads = pool.size();
+#if BRISK_PROBE_X86
+  const CpuFeatures& f = GetCpuFeatures();
+  int64_t (*fn)(int64_t) = nullptr;
+  double ops_per_iter = 0;  // int8 ops (2 per multiply-add) of one iteration on one thread
+  if (f.avx512f && f.avx512vnni) {
+    fn = VnniZmm, ops_per_iter = kAcc * 64 * 2, r.instruction = "vpdpbusd zmm";
+  } else if (f.avx_vnni) {
+    fn = VnniYmm, ops_per_iter = kAcc * 32 * 2, r.instruction = "vpdpbusd ymm (AVX-VNNI)";
+  } else if (f.avx2) {
+    fn = MaddubsYmm, ops_per_iter = kAcc * 32 * 2, r.instruction = "vpmaddubsw+vpmaddwd ymm";
+  }
+  if (!fn) {
+    r.instruction = "none";
+    return r;
+  }
+  // Calibrate on one thread, then run all threads for about `seconds`.
+  int64_t iters = 1 << 16;
+  for (;;) {
+    const auto t0 = Clock::now();
+    volatile int64_t s = fn(iters);
+    (void)s;
+    if (Seconds(t0, Clock::now()) > 0.02 || iters > (int64_t(1) << 40)) break;
+    iters *= 4;
+  }
+  const auto c0 = Clock::now();
+  volatile int64_t cs = fn(iters);
+  (void)cs;
+  const double per_iter = Seconds(c0, Clock::now()) / double(iters);
+  iters = std::max<int64_t>(1, int64_t(seconds / per_iter));
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    const double t0 = Now(cpu_time);
+    std::atomic<int64_t> sink{0};
+    pool.Run([&](int, int) { sink.fetch_add(fn(iters), std::memory_order_relaxed); });
+    const double s = Now(cpu_time) - t0;
+    best = std::max(best, ops_per_iter * double(iters) * pool.size() / s / 1e9);
+  }
+  r.gops = best;
+#else
+  (void)seconds, (void)cpu_time;
+  r.instruction = "none";
+#endif
+  return r;
+}
+
+}  // namespace brisk

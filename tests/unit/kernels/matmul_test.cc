@@ -1,0 +1,171 @@
+// Every matmul kernel against (1) a float64 dot of the dequantised weights with the SAME int8
+// activations (isolates kernel error: only float rounding of scales and the block accumulation
+// remains) and (2) the float reference on the unquantised activations with a bound derived from
+// the int8 rounding; and every SIMD ISA bit-for-bit against the scalar kernels.
+#include <algorithm>
+#include <cstdio>
+
+#include "kernel_test_util.h"
+
+namespace brisk::test {
+namespace {
+
+const GgmlType kTypes[] = {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
+                           GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
+                           GgmlType::kF32,  GgmlType::kF16,  GgmlType::kBF16, GgmlType::kQ2_K,
+                           GgmlType::kQ3_K};
+
+struct Shape {
+  int64_t rows, cols;
+  int n_tokens;
+};
+
+std::vector<float> RunMatmul(ThreadPool& pool, const PackedWeights& pw, const float* x,
+                             const Q8Acts* q, int n_tokens, Isa isa) {
+  std::vector<float> y(size_t(n_tokens) * size_t(pw.rows), -12345.0f);
+  MatmulWorkspace ws(pw.cols, pool.size());
+  MatmulInput in;
+  in.q = q;
+  in.x = x;
+  in.ldx = pw.cols;
+  Matmul(pool, pw, in, n_tokens, y.data(), pw.rows, ws, isa);
+  return y;
+}
+
+void CheckType(ThreadPool& pool, GgmlType type, const Shape& s, uint32_t seed) {
+  SCOPED_TRACE(std::string(TypeName(type)) + " rows " + std::to_string(s.rows) + " cols " +
+               std::to_string(s.cols) + " tokens " + std::to_string(s.n_tokens));
+  const std::vector<uint8_t> w = RandomWeights(type, s.rows, s.cols, seed);
+  const std::vector<float> x = RandomActs(s.n_tokens, s.cols, seed + 1);
+  const PackedWeights pw = PackWeights(type, w.data(), s.rows, s.cols, &pool);
+  Q8ActsBuffer qb(s.n_tokens, s.cols);
+  QuantizeActs(x.data(), s.cols, s.n_tokens, &qb.view(), Isa::kScalar);
+  const bool int8 = pw.uses_q8();
+  const std::vector<float> xq = int8 ? DequantizeActs(qb.view(), s.n_tokens) : x;
+  const std::vector<float> wf = DequantizeAll(type, w, s.rows, s.cols);
+
+  const std::vector<float> y = RunMatmul(pool, pw, x.data(), &qb.view(), s.n_tokens, Isa::kScalar);
+  int bad = 0;
+  for (int t = 0; t < s.n_tokens && bad < 5; ++t)
+    for (int64_t r = 0; r < s.rows && bad < 5; ++r) {
+      const float* wr = &wf[size_t(r) * s.cols];
+      double exact = 0, mag = 0, full = 0, qerr = 0;
+      for (int64_t i = 0; i < s.cols; ++i) {
+        const double a = xq[size_t(t) * s.cols + i], xf = x[size_t(t) * s.cols + i];
+        exact += double(wr[i]) * a;
+        mag += std::fabs(double(wr[i]) * a) + std::fabs(double(wr[i]) * xf);
+        full += double(wr[i]) * xf;
+      }
+      if (int8)  // |x - d q| <= d / 2 per value (plus rounding of x * id)
+        for (int64_t b = 0; b < s.cols / 32; ++b) {
+          double sw = 0;
+          for (int i = 0; i < 32; ++i) sw += std::fabs(double(wr[b * 32 + i]));
+          qerr += 0.51 * qb.view().meta[t * qb.view().meta_stride + b].d * sw;
+        }
+      const double got = y[size_t(t) * s.rows + r];
+      const double tol = 2e-5 * mag + 1e-5;
+      if (!(std::fabs(got - exact) <= tol) || !(std::fabs(got - full) <= qerr + tol)) {
+        ADD_FAILURE() << "row " << r << " token " << t << ": got " << got << " exact " << exact
+                      << " (tol " << tol << ") float ref " << full << " (bound " << qerr + tol
+                      << ")";
+        ++bad;
+      }
+    }
+  for (Isa isa : TestIsas()) {
+    if (isa == Isa::kScalar) continue;
+    const std::vector<float> yi = RunMatmul(pool, pw, x.data(), &qb.view(), s.n_tokens, isa);
+    std::string where;
+    EXPECT_TRUE(BitEqual(yi, y, &where)) << IsaName(isa) << " differs from scalar at " << where;
+  }
+}
+
+std::vector<Shape> ShapesFor(GgmlType type) {
+  const int bs = GetTypeTraits(type).block_size;
+  std::vector<Shape> all = {{896, 896, 1},  {128, 896, 3}, {37, 896, 70},  {896, 4864, 5},
+                            {4864, 896, 2}, {37, 512, 9},  {130, 256, 17}, {16, 4864, 1}};
+  if (SmallTests()) all = {{37, 512, 9}, {130, 256, 3}, {21, 896, 2}};
+  std::vector<Shape> out;
+  for (const Shape& s : all)
+    if (s.cols % bs == 0) out.push_back(s);
+  return out;
+}
+
+class MatmulTypes : public ::testing::TestWithParam<GgmlType> {};
+
+TEST_P(MatmulTypes, MatchesReferencesOnEveryIsa) {
+  ThreadPool pool(2);
+  uint32_t seed = 100;
+  for (const Shape& s : ShapesFor(GetParam())) CheckType(pool, GetParam(), s, seed += 7);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTypes, ::testing::ValuesIn(kTypes),
+                         [](const auto& info) { return std::string(TypeName(info.param)); });
+
+// The lm_head shape (151936 x 896) for the types it ships in, with few tokens.
+TEST(Matmul, LmHeadShape) {
+  if (SmallTests()) GTEST_SKIP() << "large shape skipped in small mode";
+  ThreadPool pool(2);
+  CheckType(pool, GgmlType::kQ8_0, {151936, 896, 2}, 7);
+  CheckType(pool, GgmlType::kQ5_0, {151936, 896, 1}, 8);
+}
+
+TEST(Matmul, ConcatenatedSegmentsEqualSeparateMatmuls) {
+  ThreadPool pool(2);
+  const int64_t cols = 512;
+  const int n = 5;
+  const auto wa = RandomWeights(GgmlType::kQ5_0, 40, cols, 1);
+  const auto wb = RandomWeights(GgmlType::kQ8_0, 24, cols, 2);
+  const auto wc = RandomWeights(GgmlType::kQ4_K, 19, cols, 3);
+  const auto x = RandomActs(n, cols, 4);
+  Q8ActsBuffer qb(n, cols);
+  QuantizeActs(x.data(), cols, n, &qb.view());
+  const PackedWeights cat = PackWeightsConcat({{GgmlType::kQ5_0, wa.data(), 40},
+                                               {GgmlType::kQ8_0, wb.data(), 24},
+                                               {GgmlType::kQ4_K, wc.data(), 19}},
+                                              cols, &pool);
+  ASSERT_EQ(cat.rows, 83);
+  for (Isa isa : TestIsas()) {
+    const auto y = RunMatmul(pool, cat, x.data(), &qb.view(), n, isa);
+    const PackedWeights parts[] = {PackWeights(GgmlType::kQ5_0, wa.data(), 40, cols),
+                                   PackWeights(GgmlType::kQ8_0, wb.data(), 24, cols),
+                                   PackWeights(GgmlType::kQ4_K, wc.data(), 19, cols)};
+    int64_t row0 = 0;
+    for (const PackedWeights& p : parts) {
+      const auto yp = RunMatmul(pool, p, x.data(), &qb.view(), n, isa);
+      for (int t = 0; t < n; ++t)
+        for (int64_t r = 0; r < p.rows; ++r)
+          ASSERT_EQ(BitsFromFp32(yp[t * p.rows + r]), BitsFromFp32(y[t * cat.rows + row0 + r]))
+              << IsaName(isa) << " row " << row0 + r << " token " << t;
+      row0 += p.rows;
+    }
+  }
+}
+
+TEST(Matmul, ArgmaxMatchesFullOutput) {
+  ThreadPool pool(2);
+  const int64_t rows = SmallTests() ? 1000 : 20011, cols = 896;
+  const int n = 3;
+  const auto w = RandomWeights(GgmlType::kQ8_0, rows, cols, 9);
+  const auto x = RandomActs(n, cols, 10);
+  Q8ActsBuffer qb(n, cols);
+  QuantizeActs(x.data(), cols, n, &qb.view());
+  const PackedWeights pw = PackWeights(GgmlType::kQ8_0, w.data(), rows, cols, &pool);
+  MatmulWorkspace ws(cols, pool.size());
+  for (Isa isa : TestIsas()) {
+    const auto y = RunMatmul(pool, pw, x.data(), &qb.view(), n, isa);
+    int32_t best[n];
+    float val[n];
+    MatmulInput in;
+    in.q = &qb.view();
+    MatmulArgmax(pool, pw, in, n, best, val, ws, isa);
+    for (int t = 0; t < n; ++t) {
+      const float* yt = &y[size_t(t) * rows];
+      const int64_t want = std::max_element(yt, yt + rows) - yt;
+      EXPECT_EQ(best[t], want) << IsaName(isa);
+      EXPECT_EQ(val[t], yt[want]);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace brisk::test
