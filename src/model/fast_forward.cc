@@ -1,0 +1,302 @@
+#include "model/fast_forward.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/cpu/reference.h"
+#include "quant/dequantize.h"
+
+namespace brisk {
+namespace {
+
+std::vector<float> ToFloat(const WeightTensor& t) {
+  if (!t.present()) return {};
+  std::vector<float> out(size_t(t.cols) * size_t(t.rows));
+  DequantizeRow(t.type, t.data, out.data(), int64_t(out.size()));
+  return out;
+}
+
+WeightSource Src(const WeightTensor& t) { return {t.type, t.data, t.rows}; }
+
+// A view of rows [t0, t1) of a quantised-activation buffer.
+Q8Acts SubView(const Q8Acts& a, int t0) {
+  Q8Acts s = a;
+  s.qs += t0 * a.qs_stride;
+  s.meta += t0 * a.meta_stride;
+  s.capacity = a.capacity - t0;
+  s.n_tokens = 0;
+  return s;
+}
+
+constexpr int64_t kTokenGrain = 4;  // tokens per parallel chunk for per-token ops
+
+}  // namespace
+
+FastForward::FastForward(const Model& model, ThreadPool& pool, int max_batch_tokens)
+    : model_(model),
+      c_(model.config()),
+      pool_(pool),
+      max_tokens_(std::max(1, max_batch_tokens)),
+      ws_(std::max({int64_t(c_.n_embd), int64_t(c_.n_ff), int64_t(c_.q_dim())}), pool.size()),
+      q_embd_(max_tokens_, c_.n_embd),
+      q_attn_(max_tokens_, c_.q_dim()),
+      q_ff_(max_tokens_, c_.n_ff) {
+  BRISK_CHECK(c_.group_size() <= 16);  // Attention keeps one inverse sum per head of a group
+  const ModelWeights& w = model.weights();
+  for (const LayerWeights& L : w.layers) {
+    LayerPacked p;
+    p.qkv = PackWeightsConcat({Src(L.wq), Src(L.wk), Src(L.wv)}, c_.n_embd, &pool);
+    p.wo = PackWeights(L.wo.type, L.wo.data, L.wo.rows, L.wo.cols, &pool);
+    p.gate_up = PackWeightsConcat({Src(L.w_gate), Src(L.w_up)}, c_.n_embd, &pool);
+    p.down = PackWeights(L.w_down.type, L.w_down.data, L.w_down.rows, L.w_down.cols, &pool);
+    p.attn_norm = ToFloat(L.attn_norm);
+    p.ffn_norm = ToFloat(L.ffn_norm);
+    if (c_.qkv_bias) {
+      for (const WeightTensor* b : {&L.bq, &L.bk, &L.bv}) {
+        std::vector<float> v = ToFloat(*b);
+        p.bqkv.insert(p.bqkv.end(), v.begin(), v.end());
+      }
+    }
+    p.q_norm = ToFloat(L.q_norm);
+    p.k_norm = ToFloat(L.k_norm);
+    layers_.push_back(std::move(p));
+  }
+  output_ = PackWeights(w.output.type, w.output.data, w.output.rows, w.output.cols, &pool);
+  output_norm_ = ToFloat(w.output_norm);
+
+  const size_t T = size_t(max_tokens_);
+  const size_t qkv_dim = size_t(c_.q_dim() + 2 * c_.kv_dim());
+  x_.resize(T * c_.n_embd);
+  xn_.resize(T * c_.n_embd);
+  qkv_.resize(T * qkv_dim);
+  att_.resize(T * c_.q_dim());
+  gu_.resize(T * 2 * c_.n_ff);
+  ff_.resize(T * c_.n_ff);
+  tmp_.resize(T * c_.n_embd);
+  token_pos_.resize(T);
+  token_run_.resize(T);
+  scores_.resize(size_t(pool.size()) * c_.group_size() * size_t(c_.context_length));
+}
+
+size_t FastForward::packed_bytes() const {
+  size_t b = output_.bytes;
+  for (const LayerPacked& p : layers_)
+    b += p.qkv.bytes + p.wo.bytes + p.gate_up.bytes + p.down.bytes;
+  return b;
+}
+
+Status FastForward::Validate(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
+                             std::span<const int32_t> logit_rows) const {
+  int64_t n = 0;
+  for (const SeqRun& r : runs) {
+    if (!r.kv || r.n_tokens <= 0 || r.start_pos < 0)
+      return Status::Error("every run needs a KV cache, a start position >= 0 and tokens");
+    const int64_t limit = std::min(r.kv->capacity(), c_.context_length);
+    if (r.n_tokens > limit - r.start_pos)
+      return Status::Error("positions " + std::to_string(r.start_pos) + ".." +
+                           std::to_string(r.start_pos + r.n_tokens) + " exceed the context limit " +
+                           std::to_string(limit) + " (KV cache capacity / model context length)");
+    n += r.n_tokens;
+  }
+  if (n != int64_t(tokens.size())) return Status::Error("runs do not cover the tokens exactly");
+  if (n > max_tokens_)
+    return Status::Error("batch of " + std::to_string(n) + " tokens exceeds the planned " +
+                         std::to_string(max_tokens_));
+  for (int32_t t : tokens)
+    if (t < 0 || t >= c_.n_vocab)
+      return Status::Error("token id " + std::to_string(t) + " is outside the vocabulary (0.." +
+                           std::to_string(c_.n_vocab - 1) + ")");
+  for (size_t i = 0; i < logit_rows.size(); ++i)
+    if (logit_rows[i] < 0 || logit_rows[i] >= n || (i > 0 && logit_rows[i] <= logit_rows[i - 1]))
+      return Status::Error("logit rows must be ascending indices into the tokens");
+  return Status::Ok();
+}
+
+void FastForward::QuantizeParallel(const float* x, int64_t ld, int n, Q8Acts& acts) {
+  pool_.ParallelFor(n, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
+    Q8Acts sub = SubView(acts, int(t0));
+    QuantizeActs(x + t0 * ld, ld, int(t1 - t0), &sub);
+  });
+  acts.n_tokens = n;
+}
+
+void FastForward::Body(std::span<const int32_t> tokens, std::span<const SeqRun> runs) {
+  const int n = int(tokens.size());
+  int t = 0;
+  for (size_t r = 0; r < runs.size(); ++r)
+    for (int i = 0; i < runs[r].n_tokens; ++i, ++t) {
+      token_pos_[t] = runs[r].start_pos + i;
+      token_run_[t] = int32_t(r);
+    }
+  const WeightTensor& e = model_.weights().token_embd;
+  pool_.ParallelFor(n, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
+    for (int64_t i = t0; i < t1; ++i)
+      DequantizeRow(e.type, e.row(tokens[i]), &x_[size_t(i) * c_.n_embd], c_.n_embd);
+  });
+  for (int l = 0; l < c_.n_layer; ++l) Layer(l, n, runs);
+}
+
+void FastForward::Layer(int l, int n, std::span<const SeqRun> runs) {
+  const LayerPacked& P = layers_[l];
+  const int d = c_.n_embd, qd = c_.q_dim(), kvd = c_.kv_dim(), hd = c_.head_dim, ff = c_.n_ff;
+  const int ldqkv = qd + 2 * kvd;
+  const float eps = float(c_.rms_eps);
+
+  // Attention block: norm + quantise, one fused QKV matmul, bias/norm/RoPE, KV write.
+  pool_.ParallelFor(n, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
+    Q8Acts sub = SubView(q_embd_.view(), int(t0));
+    RmsNormQuantize(&x_[t0 * d], d, int(t1 - t0), P.attn_norm.data(), eps, &sub, &xn_[t0 * d], d);
+  });
+  q_embd_.view().n_tokens = n;
+  Matmul(pool_, P.qkv, {&q_embd_.view(), xn_.data(), d}, n, qkv_.data(), ldqkv, ws_);
+  pool_.ParallelFor(n, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
+    for (int64_t t = t0; t < t1; ++t) {
+      float* q = &qkv_[size_t(t) * ldqkv];
+      float* k = q + qd;
+      float* v = k + kvd;
+      if (c_.qkv_bias)
+        for (int i = 0; i < ldqkv; ++i) q[i] += P.bqkv[i];
+      const int pos = token_pos_[t];
+      for (int h = 0; h < c_.n_head; ++h) {
+        if (c_.qk_norm) ref::RmsNorm(q + h * hd, P.q_norm.data(), hd, c_.rms_eps, q + h * hd);
+        ref::RopeNeox(q + h * hd, hd, pos, c_.rope_theta);
+      }
+      for (int h = 0; h < c_.n_head_kv; ++h) {
+        if (c_.qk_norm) ref::RmsNorm(k + h * hd, P.k_norm.data(), hd, c_.rms_eps, k + h * hd);
+        ref::RopeNeox(k + h * hd, hd, pos, c_.rope_theta);
+      }
+      KvCache* kv = runs[token_run_[t]].kv;
+      std::copy(k, k + kvd, kv->k(l, pos));
+      std::copy(v, v + kvd, kv->v(l, pos));
+    }
+  });
+  Attention(l, n, runs);
+  QuantizeParallel(att_.data(), qd, n, q_attn_.view());
+  Matmul(pool_, P.wo, {&q_attn_.view(), att_.data(), qd}, n, tmp_.data(), d, ws_);
+  for (size_t i = 0; i < size_t(n) * d; ++i) x_[i] += tmp_[i];
+
+  // Feed-forward block: norm + quantise, fused gate/up, SiLU * up, down.
+  pool_.ParallelFor(n, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
+    Q8Acts sub = SubView(q_embd_.view(), int(t0));
+    RmsNormQuantize(&x_[t0 * d], d, int(t1 - t0), P.ffn_norm.data(), eps, &sub, &xn_[t0 * d], d);
+  });
+  q_embd_.view().n_tokens = n;
+  Matmul(pool_, P.gate_up, {&q_embd_.view(), xn_.data(), d}, n, gu_.data(), 2 * ff, ws_);
+  pool_.ParallelFor(n, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const float* g = &gu_[size_t(t) * 2 * ff];
+      float* o = &ff_[size_t(t) * ff];
+      for (int i = 0; i < ff; ++i) o[i] = ref::Silu(g[i]) * g[ff + i];
+    }
+  });
+  QuantizeParallel(ff_.data(), ff, n, q_ff_.view());
+  Matmul(pool_, P.down, {&q_ff_.view(), ff_.data(), ff}, n, tmp_.data(), d, ws_);
+  for (size_t i = 0; i < size_t(n) * d; ++i) x_[i] += tmp_[i];
+}
+
+void FastForward::Attention(int l, int n, std::span<const SeqRun> runs) {
+  const int hd = c_.head_dim, qd = c_.q_dim(), G = c_.group_size();
+  const int ldqkv = qd + 2 * c_.kv_dim();
+  const float scale = float(1.0 / std::sqrt(double(hd)));
+  const size_t per_thread = size_t(G) * size_t(c_.context_length);
+  // One work item per (token, KV head): each K/V row is read once for all G query heads.
+  pool_.ParallelFor(int64_t(n) * c_.n_head_kv, 1, [&](int64_t i0, int64_t i1, int thread) {
+    float* scores = &scores_[size_t(thread) * per_thread];
+    for (int64_t i = i0; i < i1; ++i) {
+      const int t = int(i / c_.n_head_kv), g = int(i % c_.n_head_kv);
+      const KvCache& kv = *runs[token_run_[t]].kv;
+      const int n_ctx = token_pos_[t] + 1;
+      const float* q0 = &qkv_[size_t(t) * ldqkv + size_t(g) * G * hd];
+      for (int p = 0; p < n_ctx; ++p) {
+        const float* k = kv.k(l, p) + g * hd;
+        for (int h = 0; h < G; ++h)
+          scores[size_t(h) * n_ctx + p] = ref::Dot(q0 + h * hd, k, hd) * scale;
+      }
+      float inv[16];
+      for (int h = 0; h < G; ++h) {
+        float* s = &scores[size_t(h) * n_ctx];
+        const float mx = *std::max_element(s, s + n_ctx);
+        double sum = 0;
+        for (int p = 0; p < n_ctx; ++p) {
+          s[p] = std::exp(s[p] - mx);
+          sum += s[p];
+        }
+        inv[h] = float(1.0 / sum);
+      }
+      float* out0 = &att_[size_t(t) * qd + size_t(g) * G * hd];
+      std::fill(out0, out0 + G * hd, 0.0f);
+      for (int p = 0; p < n_ctx; ++p) {
+        const float* v = kv.v(l, p) + g * hd;
+        for (int h = 0; h < G; ++h) {
+          const float w = scores[size_t(h) * n_ctx + p] * inv[h];
+          float* o = out0 + h * hd;
+          for (int j = 0; j < hd; ++j) o[j] += w * v[j];
+        }
+      }
+    }
+  });
+}
+
+int FastForward::GatherLogitRows(std::span<const int32_t> logit_rows) {
+  const int d = c_.n_embd;
+  const int m = int(logit_rows.size());
+  pool_.ParallelFor(m, kTokenGrain, [&](int64_t i0, int64_t i1, int) {
+    for (int64_t i = i0; i < i1; ++i) {
+      Q8Acts sub = SubView(q_embd_.view(), int(i));
+      RmsNormQuantize(&x_[size_t(logit_rows[i]) * d], d, 1, output_norm_.data(), float(c_.rms_eps),
+                      &sub, &xn_[size_t(i) * d], d);
+    }
+  });
+  q_embd_.view().n_tokens = m;
+  return m;
+}
+
+Status FastForward::RunBatch(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
+                             std::span<const int32_t> logit_rows, float* logits) {
+  BRISK_RETURN_IF_ERROR(Validate(tokens, runs, logit_rows));
+  Body(tokens, runs);
+  const int m = GatherLogitRows(logit_rows);
+  if (m > 0)
+    Matmul(pool_, output_, {&q_embd_.view(), xn_.data(), c_.n_embd}, m, logits, c_.n_vocab, ws_);
+  return Status::Ok();
+}
+
+Status FastForward::RunBatchArgmax(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
+                                   std::span<const int32_t> logit_rows, int32_t* best) {
+  BRISK_RETURN_IF_ERROR(Validate(tokens, runs, logit_rows));
+  Body(tokens, runs);
+  const int m = GatherLogitRows(logit_rows);
+  constexpr int kMaxArgmaxRows = 64;
+  float best_value[kMaxArgmaxRows];
+  for (int r0 = 0; r0 < m; r0 += kMaxArgmaxRows) {
+    const int k = std::min(kMaxArgmaxRows, m - r0);
+    Q8Acts sub = SubView(q_embd_.view(), r0);
+    sub.n_tokens = k;
+    MatmulArgmax(pool_, output_, {&sub, &xn_[size_t(r0) * c_.n_embd], c_.n_embd}, k, best + r0,
+                 best_value, ws_);
+  }
+  return Status::Ok();
+}
+
+Status FastForward::Run(std::span<const int32_t> tokens, int start_pos, KvCache& kv,
+                        std::span<const int32_t> logit_rows, float* logits) {
+  const int64_t n = int64_t(tokens.size());
+  size_t next = 0;
+  for (int64_t c0 = 0; c0 < n; c0 += max_tokens_) {
+    const int len = int(std::min<int64_t>(max_tokens_, n - c0));
+    std::vector<int32_t> rows;  // logit rows of this chunk, relative to it
+    const size_t first = next;
+    while (next < logit_rows.size() && logit_rows[next] < c0 + len) {
+      if (logit_rows[next] < c0) return Status::Error("logit rows must be ascending indices");
+      rows.push_back(int32_t(logit_rows[next++] - c0));
+    }
+    const SeqRun run{&kv, start_pos + int(c0), len};
+    BRISK_RETURN_IF_ERROR(RunBatch(tokens.subspan(size_t(c0), size_t(len)),
+                                   std::span<const SeqRun>(&run, 1), rows,
+                                   logits + first * size_t(c_.n_vocab)));
+  }
+  if (next != logit_rows.size()) return Status::Error("logit rows must be ascending indices");
+  return Status::Ok();
+}
+
+}  // namespace brisk

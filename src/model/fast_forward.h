@@ -1,0 +1,85 @@
+// The fast CPU forward pass: weights repacked at load (kernels/cpu/packed.h), activations
+// quantised once per matmul input, fused QKV and gate/up matmuls, GQA attention that reads each
+// KV row once for all query heads of its group, lm_head only for rows that need logits (or a
+// fused argmax for greedy decoding).
+//
+// A call runs a batch of token runs from several sequences (prefill chunks and decode tokens
+// mixed). Every output element is computed in a fixed order whatever else is in the batch, so a
+// sequence's logits are bitwise identical alone or batched (DESIGN §5).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "kernels/cpu/acts.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/packed.h"
+#include "model/kv_cache.h"
+#include "model/model.h"
+#include "runtime/thread_pool.h"
+
+namespace brisk {
+
+// n_tokens consecutive tokens of one sequence, at positions [start_pos, start_pos + n_tokens).
+struct SeqRun {
+  KvCache* kv = nullptr;
+  int start_pos = 0;
+  int n_tokens = 0;
+};
+
+class FastForward {
+ public:
+  // Packs every weight matrix (load time) and plans buffers for up to max_batch_tokens tokens
+  // per step; longer single-sequence inputs are processed in chunks.
+  FastForward(const Model& model, ThreadPool& pool, int max_batch_tokens = 512);
+
+  // Batch of runs; `tokens` holds the runs' tokens back to back. Writes the logits of each
+  // row in `logit_rows` (ascending indices into tokens) as consecutive n_vocab rows.
+  Status RunBatch(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
+                  std::span<const int32_t> logit_rows, float* logits);
+  // Same, but returns only the argmax token of each logit row (greedy sampling without
+  // materialising the vocabulary-sized rows).
+  Status RunBatchArgmax(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
+                        std::span<const int32_t> logit_rows, int32_t* best);
+
+  // One sequence (same contract as ReferenceForward::Run); chunks inputs longer than the batch.
+  Status Run(std::span<const int32_t> tokens, int start_pos, KvCache& kv,
+             std::span<const int32_t> logit_rows, float* logits);
+
+  int max_batch_tokens() const { return max_tokens_; }
+  size_t packed_bytes() const;  // bytes of weights streamed per full forward (all matrices)
+  const ModelConfig& config() const { return c_; }
+
+ private:
+  struct LayerPacked {
+    PackedWeights qkv, wo, gate_up, down;
+    std::vector<float> attn_norm, ffn_norm, bqkv, q_norm, k_norm;
+  };
+  Status Validate(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
+                  std::span<const int32_t> logit_rows) const;
+  void Body(std::span<const int32_t> tokens, std::span<const SeqRun> runs);
+  void Layer(int l, int n, std::span<const SeqRun> runs);
+  void Attention(int l, int n, std::span<const SeqRun> runs);
+  // Final norm of the logit rows into q8_/xn_; returns how many rows.
+  int GatherLogitRows(std::span<const int32_t> logit_rows);
+  // Quantises n rows of x (stride ld) into acts on all threads.
+  void QuantizeParallel(const float* x, int64_t ld, int n, Q8Acts& acts);
+
+  const Model& model_;
+  const ModelConfig& c_;
+  ThreadPool& pool_;
+  int max_tokens_;
+  std::vector<LayerPacked> layers_;
+  PackedWeights output_;
+  std::vector<float> output_norm_;
+  MatmulWorkspace ws_;
+  Q8ActsBuffer q_embd_, q_attn_, q_ff_;
+  // Activations for up to max_tokens_ tokens.
+  std::vector<float> x_, xn_, qkv_, att_, gu_, ff_, tmp_;
+  std::vector<int32_t> token_pos_, token_run_;  // per token: position and run index
+  std::vector<float> scores_;                   // per thread: group x context scores
+};
+
+}  // namespace brisk

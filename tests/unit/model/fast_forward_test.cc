@@ -1,0 +1,284 @@
+// The fast forward pass: golden logits under every ISA the machine supports, agreement with the
+// reference path, incremental decoding, and bitwise batch invariance.
+#include "model/fast_forward.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+
+#include "formats/logits_file.h"
+#include "model/forward.h"
+#include "runtime/cpu_features.h"
+#include "test_paths.h"
+
+namespace brisk {
+namespace {
+
+const char* const kModels[] = {
+    "tiny-f32",           "tiny-f16",           "tiny-bf16",          "tiny-q8_0",
+    "tiny-q4_0",          "tiny-q4_1",          "tiny-q5_0",          "tiny-q5_1",
+    "tiny-q4_k_m",        "tiny-q5_k_m",        "tiny-q6_k",          "tiny-q3_k_m",
+    "tiny-q2_k",          "tiny-untied-f32",    "tiny-untied-f16",    "tiny-untied-bf16",
+    "tiny-untied-q8_0",   "tiny-untied-q4_0",   "tiny-untied-q4_1",   "tiny-untied-q5_0",
+    "tiny-untied-q5_1",   "tiny-untied-q4_k_m", "tiny-untied-q5_k_m", "tiny-untied-q6_k",
+    "tiny-untied-q3_k_m", "tiny-untied-q2_k",   "tiny-qwen3-f32",     "tiny-qwen3-f16",
+    "tiny-qwen3-q8_0",    "tiny-qwen3-q4_k_m",  "tiny-qwen3-q6_k",
+};
+
+std::vector<std::vector<int32_t>> ReadSequences(const std::string& path) {
+  std::vector<std::vector<int32_t>> seqs;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::vector<int32_t> s;
+    int32_t t;
+    while (ls >> t) s.push_back(t);
+    if (!s.empty()) seqs.push_back(s);
+  }
+  return seqs;
+}
+
+double RelL2(const float* a, const float* ref, int n) {
+  double num = 0, den = 0;
+  for (int i = 0; i < n; ++i) {
+    num += (double(a[i]) - ref[i]) * (double(a[i]) - ref[i]);
+    den += double(ref[i]) * ref[i];
+  }
+  return std::sqrt(num / den);
+}
+
+int ArgMax(const float* v, int n) { return int(std::max_element(v, v + n) - v); }
+
+// README tolerances for a fast path (int8 activations), against llama.cpp and against ref64.
+double Tolerance(const std::string& model) {
+  if (model.ends_with("-f32")) return 1e-5;
+  if (model.ends_with("-f16")) return 2e-3;
+  if (model.ends_with("-bf16")) return 1e-2;
+  return 4e-2;
+}
+
+class FastGolden : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(FastGolden, EveryIsaWithinTolerances) {
+  const std::string name = GetParam();
+  const std::string model_path =
+      test::FindGoldenOrData("models/" + name + ".gguf", "golden/" + name + ".gguf");
+  const std::string seq_path =
+      test::FindGoldenOrData("logits/sequences.txt", "golden/sequences.txt");
+  if (model_path.empty() || seq_path.empty()) GTEST_SKIP() << name << ": golden data not present";
+  auto model = Model::Load(model_path);
+  ASSERT_TRUE(model.ok()) << model.message();
+  const int V = (*model)->config().n_vocab;
+  const auto seqs = ReadSequences(seq_path);
+  ThreadPool pool(2);
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    if (!IsaSupported(isa)) {
+      std::printf("%s: ISA %s not supported here, skipped\n", name.c_str(),
+                  std::string(IsaName(isa)).c_str());
+      continue;
+    }
+    SetIsaForTesting(isa);
+    FastForward fwd(**model, pool, 64);  // 64 < 100: the long sequence runs in two chunks
+    int positions = 0, agree = 0;
+    for (size_t s = 0; s < seqs.size(); ++s) {
+      const std::string stem = name + ".seq" + std::to_string(s);
+      const std::string llama_path =
+          test::FindGoldenOrData("logits/" + stem + ".bin", "golden/" + stem + ".bin");
+      const std::string ref_path =
+          test::FindGoldenOrData("logits/" + stem + ".ref64.bin", "golden/" + stem + ".ref64.bin");
+      if (llama_path.empty() || ref_path.empty()) continue;
+      auto llama = ReadLogitsFile(llama_path);
+      auto ref64 = ReadLogitsFile(ref_path);
+      ASSERT_TRUE(llama.ok() && ref64.ok());
+      const auto& toks = seqs[s];
+      KvCache kv((*model)->config(), int(toks.size()));
+      std::vector<int32_t> rows(toks.size());
+      std::iota(rows.begin(), rows.end(), 0);
+      std::vector<float> out(toks.size() * size_t(V));
+      ASSERT_TRUE(fwd.Run(toks, 0, kv, rows, out.data()).ok());
+      double worst_llama = 0, worst_ref = 0;
+      for (size_t t = 0; t < toks.size(); ++t) {
+        worst_llama = std::max(worst_llama, RelL2(&out[t * V], llama->row(int(t)), V));
+        worst_ref = std::max(worst_ref, RelL2(&out[t * V], ref64->row(int(t)), V));
+        agree += ArgMax(&out[t * V], V) == ArgMax(llama->row(int(t)), V);
+        ++positions;
+      }
+      std::printf("%-20s %-6s seq%zu rel-L2 vs llama.cpp %.2e  vs ref64 %.2e\n", name.c_str(),
+                  std::string(IsaName(isa)).c_str(), s, worst_llama, worst_ref);
+      EXPECT_LE(worst_llama, Tolerance(name)) << name << " " << IsaName(isa) << " seq" << s;
+      EXPECT_LE(worst_ref, Tolerance(name)) << name << " " << IsaName(isa) << " seq" << s;
+    }
+    if (positions > 0) {
+      std::printf("%-20s %-6s argmax agreement with llama.cpp %d/%d\n", name.c_str(),
+                  std::string(IsaName(isa)).c_str(), agree, positions);
+      EXPECT_GE(double(agree) / positions, 0.9) << name << " " << IsaName(isa);
+    }
+  }
+  SetIsaForTesting(BestIsa());
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModels, FastGolden, ::testing::ValuesIn(kModels), [](const auto& info) {
+  std::string s = info.param;
+  for (char& c : s)
+    if (c == '-') c = '_';
+  return s;
+});
+
+class FastForwardTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto m = Model::Load(
+        test::FindGoldenOrData("models/tiny-untied-q4_k_m.gguf", "golden/tiny-untied-q4_k_m.gguf"));
+    ASSERT_TRUE(m.ok()) << m.message();
+    model_ = std::move(m).value();
+  }
+  std::vector<int32_t> Tokens(int n, int salt) const {
+    std::vector<int32_t> t(n);
+    for (int i = 0; i < n; ++i)
+      t[i] = int32_t((i * 7919 + salt * 104729 + 13) % model_->config().n_vocab);
+    return t;
+  }
+  std::unique_ptr<Model> model_;
+  ThreadPool pool_{2};
+};
+
+TEST_F(FastForwardTest, PrefillThenDecodeMatchesOnePrefill) {
+  const ModelConfig& c = model_->config();
+  const int N = 20, K = 5, V = c.n_vocab;
+  const auto toks = Tokens(N + K, 1);
+  FastForward fwd(*model_, pool_, 64);
+  KvCache kv_full(c, N + K);
+  std::vector<int32_t> rows(N + K);
+  std::iota(rows.begin(), rows.end(), 0);
+  std::vector<float> want(size_t(N + K) * V);
+  ASSERT_TRUE(fwd.Run(toks, 0, kv_full, rows, want.data()).ok());
+  KvCache kv(c, N + K);
+  std::vector<float> got(V);
+  const int32_t last = N - 1;
+  ASSERT_TRUE(fwd.Run(std::span(toks.data(), N), 0, kv, std::span(&last, 1), got.data()).ok());
+  // Each output is computed in the same order whatever the batch: bitwise equal.
+  EXPECT_EQ(0, std::memcmp(got.data(), &want[size_t(N - 1) * V], V * sizeof(float)));
+  for (int k = 0; k < K; ++k) {
+    const int32_t r0 = 0;
+    ASSERT_TRUE(fwd.Run(std::span(&toks[N + k], 1), N + k, kv, std::span(&r0, 1), got.data()).ok());
+    EXPECT_EQ(0, std::memcmp(got.data(), &want[size_t(N + k) * V], V * sizeof(float))) << k;
+  }
+}
+
+TEST_F(FastForwardTest, CloseToReferencePath) {
+  const ModelConfig& c = model_->config();
+  const auto toks = Tokens(33, 2);
+  std::vector<int32_t> rows(33);
+  std::iota(rows.begin(), rows.end(), 0);
+  std::vector<float> a(33 * size_t(c.n_vocab)), b(a.size());
+  FastForward fast(*model_, pool_, 64);
+  ReferenceForward ref(*model_, pool_, 64);
+  KvCache k1(c, 33), k2(c, 33);
+  ASSERT_TRUE(fast.Run(toks, 0, k1, rows, a.data()).ok());
+  ASSERT_TRUE(ref.Run(toks, 0, k2, rows, b.data()).ok());
+  for (int t = 0; t < 33; ++t)
+    EXPECT_LE(RelL2(&a[size_t(t) * c.n_vocab], &b[size_t(t) * c.n_vocab], c.n_vocab), 4e-2);
+}
+
+// A sequence's logits alone and inside batches of 2..32 other sequences (prefill chunks and
+// decode tokens mixed) are bitwise identical.
+TEST_F(FastForwardTest, BatchInvarianceBitwise) {
+  const ModelConfig& c = model_->config();
+  const int V = c.n_vocab;
+  FastForward fwd(*model_, pool_, 256);
+  // The sequence under test: a 12-token prefill, then 3 decode steps.
+  const auto subject = Tokens(15, 3);
+  auto run_alone = [&](std::vector<float>* out) {
+    KvCache kv(c, 15);
+    std::vector<int32_t> rows = {11};
+    std::vector<float> l(V);
+    ASSERT_TRUE(fwd.Run(std::span(subject.data(), 12), 0, kv, rows, l.data()).ok());
+    out->insert(out->end(), l.begin(), l.end());
+    for (int k = 12; k < 15; ++k) {
+      const int32_t r0 = 0;
+      ASSERT_TRUE(fwd.Run(std::span(&subject[k], 1), k, kv, std::span(&r0, 1), l.data()).ok());
+      out->insert(out->end(), l.begin(), l.end());
+    }
+  };
+  std::vector<float> alone;
+  run_alone(&alone);
+
+  for (int others : {1, 2, 7, 15, 31}) {
+    // Other sequences: each already holds a few tokens, then prefills or decodes alongside.
+    std::vector<KvCache> kvs;
+    kvs.reserve(others + 1);
+    for (int o = 0; o <= others; ++o) kvs.emplace_back(c, 64);
+    for (int o = 1; o <= others; ++o) {
+      const auto pre = Tokens(3 + o % 5, 100 + o);
+      std::vector<int32_t> none;
+      ASSERT_TRUE(fwd.Run(pre, 0, kvs[o], none, nullptr).ok());
+    }
+    std::vector<float> batched;
+    for (int step = 0; step < 4; ++step) {
+      std::vector<int32_t> tokens, rows;
+      std::vector<SeqRun> runs;
+      // The subject first in even steps, last in odd ones: position in the batch must not matter.
+      auto add_subject = [&] {
+        const int start = step == 0 ? 0 : 11 + step;
+        const int len = step == 0 ? 12 : 1;
+        tokens.insert(tokens.end(), subject.begin() + start, subject.begin() + start + len);
+        runs.push_back({&kvs[0], start, len});
+        rows.push_back(int32_t(tokens.size()) - 1);
+      };
+      if (step % 2 == 0) add_subject();
+      for (int o = 1; o <= others; ++o) {
+        const int have = 3 + o % 5 + step * ((o % 3) + 1);
+        const int len = (o % 3) + 1;  // 1 = decode, 2..3 = prefill chunks
+        const auto more = Tokens(have + len, 200 + o);
+        tokens.insert(tokens.end(), more.begin() + have, more.end());
+        runs.push_back({&kvs[o], have, len});
+      }
+      if (step % 2 == 1) add_subject();
+      // RunBatch wants ascending rows: the subject's row is its position in `tokens`.
+      std::vector<float> l(V);
+      ASSERT_TRUE(fwd.RunBatch(tokens, runs, rows, l.data()).ok());
+      batched.insert(batched.end(), l.begin(), l.end());
+    }
+    ASSERT_EQ(batched.size(), alone.size());
+    EXPECT_EQ(0, std::memcmp(batched.data(), alone.data(), alone.size() * sizeof(float)))
+        << "with " << others << " other sequences";
+  }
+}
+
+TEST_F(FastForwardTest, ArgmaxMatchesFullLogits) {
+  const ModelConfig& c = model_->config();
+  FastForward fwd(*model_, pool_, 64);
+  const auto toks = Tokens(9, 4);
+  std::vector<int32_t> rows = {0, 4, 8};
+  KvCache k1(c, 9), k2(c, 9);
+  std::vector<float> l(3 * size_t(c.n_vocab));
+  std::vector<int32_t> best(3);
+  ASSERT_TRUE(fwd.Run(toks, 0, k1, rows, l.data()).ok());
+  const SeqRun run{&k2, 0, 9};
+  ASSERT_TRUE(fwd.RunBatchArgmax(toks, std::span(&run, 1), rows, best.data()).ok());
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(best[i], ArgMax(&l[size_t(i) * c.n_vocab], c.n_vocab));
+}
+
+TEST_F(FastForwardTest, RejectsBadBatches) {
+  const ModelConfig& c = model_->config();
+  FastForward fwd(*model_, pool_, 8);
+  KvCache kv(c, 4);
+  std::vector<int32_t> toks = {1, 2, 3};
+  const SeqRun short_run{&kv, 0, 2};
+  std::vector<int32_t> none;
+  EXPECT_FALSE(fwd.RunBatch(toks, std::span(&short_run, 1), none, nullptr).ok());
+  const SeqRun past{&kv, 2, 3};
+  EXPECT_FALSE(fwd.RunBatch(toks, std::span(&past, 1), none, nullptr).ok());
+  std::vector<int32_t> many(9, 1);
+  KvCache big(c, 16);
+  const SeqRun over{&big, 0, 9};
+  EXPECT_FALSE(fwd.RunBatch(many, std::span(&over, 1), none, nullptr).ok());
+}
+
+}  // namespace
+}  // namespace brisk
