@@ -15,5 +15,6 @@ CommandFn AddLogitsCommand(CLI::App& app);
 CommandFn AddPullCommand(CLI::App& app);
 CommandFn AddSynthCommand(CLI::App& app);
 CommandFn AddQuantizeCommand(CLI::App& app);
+CommandFn AddBenchCommand(CLI::App& app);
 
 }  // namespace brisk::cli

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   add(brisk::cli::AddPullCommand);
   add(brisk::cli::AddSynthCommand);
   add(brisk::cli::AddQuantizeCommand);
+  add(brisk::cli::AddBenchCommand);
   CLI11_PARSE(app, argc, argv);
   for (auto& [sub, fn] : commands)
     if (sub->parsed()) return fn();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/cpu/attention.h"
 #include "kernels/cpu/reference.h"
 #include "quant/dequantize.h"
 
@@ -201,38 +202,21 @@ void FastForward::Attention(int l, int n, std::span<const SeqRun> runs) {
   const size_t per_thread = size_t(G) * size_t(c_.context_length);
   // One work item per (token, KV head): each K/V row is read once for all G query heads.
   pool_.ParallelFor(int64_t(n) * c_.n_head_kv, 1, [&](int64_t i0, int64_t i1, int thread) {
-    float* scores = &scores_[size_t(thread) * per_thread];
     for (int64_t i = i0; i < i1; ++i) {
       const int t = int(i / c_.n_head_kv), g = int(i % c_.n_head_kv);
-      const KvCache& kv = *runs[token_run_[t]].kv;
-      const int n_ctx = token_pos_[t] + 1;
-      const float* q0 = &qkv_[size_t(t) * ldqkv + size_t(g) * G * hd];
-      for (int p = 0; p < n_ctx; ++p) {
-        const float* k = kv.k(l, p) + g * hd;
-        for (int h = 0; h < G; ++h)
-          scores[size_t(h) * n_ctx + p] = ref::Dot(q0 + h * hd, k, hd) * scale;
-      }
-      float inv[16];
-      for (int h = 0; h < G; ++h) {
-        float* s = &scores[size_t(h) * n_ctx];
-        const float mx = *std::max_element(s, s + n_ctx);
-        double sum = 0;
-        for (int p = 0; p < n_ctx; ++p) {
-          s[p] = std::exp(s[p] - mx);
-          sum += s[p];
-        }
-        inv[h] = float(1.0 / sum);
-      }
-      float* out0 = &att_[size_t(t) * qd + size_t(g) * G * hd];
-      std::fill(out0, out0 + G * hd, 0.0f);
-      for (int p = 0; p < n_ctx; ++p) {
-        const float* v = kv.v(l, p) + g * hd;
-        for (int h = 0; h < G; ++h) {
-          const float w = scores[size_t(h) * n_ctx + p] * inv[h];
-          float* o = out0 + h * hd;
-          for (int j = 0; j < hd; ++j) o[j] += w * v[j];
-        }
-      }
+      KvCache& kv = *runs[token_run_[t]].kv;
+      AttendArgs a;
+      a.q = &qkv_[size_t(t) * ldqkv + size_t(g) * G * hd];
+      a.k = kv.k(l, 0) + g * hd;
+      a.v = kv.v(l, 0) + g * hd;
+      a.stride = kv.kv_dim();
+      a.n_ctx = token_pos_[t] + 1;
+      a.group = G;
+      a.head_dim = hd;
+      a.scale = scale;
+      a.scores = &scores_[size_t(thread) * per_thread];
+      a.out = &att_[size_t(t) * qd + size_t(g) * G * hd];
+      AttendGroup(a);
     }
   });
 }

@@ -1,0 +1,194 @@
+#include "bench/raw_bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "formats/file_type.h"
+#include "model/fast_forward.h"
+#include "runtime/cpu_features.h"
+#include "runtime/machine_probe.h"
+
+namespace brisk {
+namespace {
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+std::vector<int32_t> Prompt(int n, int vocab, int salt) {
+  std::vector<int32_t> t(n);
+  for (int i = 0; i < n; ++i) t[i] = int32_t((int64_t(i) * 7919 + salt * 104729 + 13) % vocab);
+  return t;
+}
+
+// Multiply-adds per token in the matmuls (every weight once) and in attention at context n_ctx.
+double MatmulOpsPerToken(const ModelConfig& c) {
+  const double d = c.n_embd, q = c.q_dim(), kv = c.kv_dim(), ff = c.n_ff;
+  const double per_layer = d * (q + 2 * kv) + q * d + 2 * d * ff + ff * d;
+  return 2.0 * per_layer * c.n_layer;  // lm_head excluded: only rows that need logits pay it
+}
+
+double KvBytesPerToken(const ModelConfig& c) {
+  return 2.0 * c.n_layer * c.kv_dim() * sizeof(float);
+}
+
+}  // namespace
+
+Result<RawBenchReport> RunRawBench(const RawBenchOptions& o) {
+  BRISK_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(o.model));
+  const ModelConfig& c = model->config();
+  ThreadPool pool(o.threads);
+  RawBenchReport rep;
+  rep.cpu = DescribeCpu();
+  rep.isa = std::string(IsaName(ActiveIsa()));
+  rep.model = o.model;
+  if (model->gguf())
+    if (auto ft = model->gguf()->GetUInt("general.file_type"); ft.ok())
+      rep.file_type = FileTypeName(uint32_t(*ft));
+  rep.threads = pool.size();
+
+  std::fprintf(stderr, "measuring memory bandwidth and int8 peak...\n");
+  rep.bandwidth_gb_s = MeasureReadBandwidth(pool).gb_per_s;
+  Int8PeakResult peak = MeasureInt8Peak(pool);
+  rep.int8_peak_gops = peak.gops;
+  rep.peak_instruction = peak.instruction;
+
+  const int max_batch = std::max({o.pp, *std::max_element(o.batches.begin(), o.batches.end()), 1});
+  FastForward fwd(*model, pool, max_batch);
+  const double weight_bytes = double(fwd.packed_bytes());
+  rep.weight_mb = weight_bytes / 1e6;
+  const double ops_tok = MatmulOpsPerToken(c);
+
+  // pp: one prefill of o.pp tokens, logits for the last one.
+  {
+    const auto toks = Prompt(o.pp, c.n_vocab, 1);
+    KvCache kv(c, o.pp);
+    std::vector<double> times;
+    int32_t best;
+    const int32_t last = o.pp - 1;
+    for (int r = 0; r <= o.reps; ++r) {  // first pass warms up (page-ins, huge pages)
+      const SeqRun run{&kv, 0, o.pp};
+      const double t0 = Now();
+      BRISK_RETURN_IF_ERROR(
+          fwd.RunBatchArgmax(toks, std::span(&run, 1), std::span(&last, 1), &best));
+      if (r > 0) times.push_back(Now() - t0);
+    }
+    const double t = Median(times);
+    RawBenchRow row;
+    row.test = "pp" + std::to_string(o.pp);
+    row.tok_s = o.pp / t;
+    row.gops = ops_tok * o.pp / t / 1e9;
+    row.peak_pct = 100.0 * row.gops / rep.int8_peak_gops;
+    row.gb_s = weight_bytes / t / 1e9;
+    rep.rows.push_back(row);
+  }
+  // tg: o.tg tokens one at a time from an empty context (greedy, fused argmax).
+  {
+    std::vector<double> rates;
+    for (int r = 0; r < o.reps; ++r) {
+      KvCache kv(c, o.tg + 1);
+      int32_t tok = 1;
+      const double t0 = Now();
+      for (int i = 0; i < o.tg; ++i) {
+        const SeqRun run{&kv, i, 1};
+        const int32_t row0 = 0;
+        BRISK_RETURN_IF_ERROR(
+            fwd.RunBatchArgmax(std::span(&tok, 1), std::span(&run, 1), std::span(&row0, 1), &tok));
+      }
+      rates.push_back(o.tg / (Now() - t0));
+    }
+    RawBenchRow row;
+    row.test = "tg" + std::to_string(o.tg);
+    row.tok_s = Median(rates);
+    const double bytes = weight_bytes + KvBytesPerToken(c) * o.tg / 2.0;  // mean context tg/2
+    row.gb_s = bytes * row.tok_s / 1e9;
+    row.roofline_pct = 100.0 * row.tok_s / (rep.bandwidth_gb_s * 1e9 / bytes);
+    row.gops = ops_tok * row.tok_s / 1e9;
+    row.peak_pct = 100.0 * row.gops / rep.int8_peak_gops;
+    rep.rows.push_back(row);
+  }
+  // Batched decode: B sequences with o.batch_prompt tokens each, then o.batch_gen steps of B.
+  for (int B : o.batches) {
+    std::vector<KvCache> kvs;
+    kvs.reserve(B);
+    for (int b = 0; b < B; ++b) {
+      kvs.emplace_back(c, o.batch_prompt + o.batch_gen);
+      const auto p = Prompt(o.batch_prompt, c.n_vocab, 10 + b);
+      BRISK_RETURN_IF_ERROR(fwd.Run(p, 0, kvs[b], {}, nullptr));
+    }
+    std::vector<int32_t> toks(B, 1), rows(B), best(B);
+    std::vector<SeqRun> runs(B);
+    for (int b = 0; b < B; ++b) rows[b] = b;
+    const double t0 = Now();
+    for (int s = 0; s < o.batch_gen; ++s) {
+      for (int b = 0; b < B; ++b) runs[b] = {&kvs[b], o.batch_prompt + s, 1};
+      BRISK_RETURN_IF_ERROR(fwd.RunBatchArgmax(toks, runs, rows, best.data()));
+      toks = best;
+    }
+    const double t = Now() - t0;
+    RawBenchRow row;
+    row.test = "decode B=" + std::to_string(B);
+    row.tok_s = double(B) * o.batch_gen / t;
+    const double ctx = o.batch_prompt + o.batch_gen / 2.0;
+    const double bytes_step = weight_bytes + B * KvBytesPerToken(c) * ctx;
+    const double steps_s = o.batch_gen / t;
+    row.gb_s = bytes_step * steps_s / 1e9;
+    row.roofline_pct = 100.0 * steps_s / (rep.bandwidth_gb_s * 1e9 / bytes_step);
+    row.gops = ops_tok * row.tok_s / 1e9;
+    row.peak_pct = 100.0 * row.gops / rep.int8_peak_gops;
+    rep.rows.push_back(row);
+  }
+  return rep;
+}
+
+std::string RawBenchReport::ToTable() const {
+  std::string s;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "brisk %s | %s | ISA %s | %d threads\nmodel %s (%s), %.1f MB of packed weights\n"
+                "measured: read bandwidth %.1f GB/s, int8 peak %.0f GOPS (%s)\n\n",
+                BRISK_VERSION, cpu.c_str(), isa.c_str(), threads, model.c_str(), file_type.c_str(),
+                weight_mb, bandwidth_gb_s, int8_peak_gops, peak_instruction.c_str());
+  s += buf;
+  s += "| test          |     tok/s |   GB/s | % roofline |   GOPS | % int8 peak |\n";
+  s += "|---------------|----------:|-------:|-----------:|-------:|------------:|\n";
+  for (const RawBenchRow& r : rows) {
+    char pct[32] = "-";
+    if (r.roofline_pct > 0) std::snprintf(pct, sizeof pct, "%.0f%%", r.roofline_pct);
+    std::snprintf(buf, sizeof buf, "| %-13s | %9.1f | %6.1f | %10s | %6.0f | %10.0f%% |\n",
+                  r.test.c_str(), r.tok_s, r.gb_s, pct, r.gops, r.peak_pct);
+    s += buf;
+  }
+  return s;
+}
+
+std::string RawBenchReport::ToJson() const {
+  nlohmann::ordered_json j;
+  j["brisk_version"] = BRISK_VERSION;
+  j["cpu"] = cpu;
+  j["isa"] = isa;
+  j["threads"] = threads;
+  j["model"] = model;
+  j["file_type"] = file_type;
+  j["packed_weight_mb"] = weight_mb;
+  j["read_bandwidth_gb_s"] = bandwidth_gb_s;
+  j["int8_peak_gops"] = int8_peak_gops;
+  j["int8_peak_instruction"] = peak_instruction;
+  for (const RawBenchRow& r : rows)
+    j["results"].push_back({{"test", r.test},
+                            {"tok_s", r.tok_s},
+                            {"gb_s", r.gb_s},
+                            {"roofline_pct", r.roofline_pct},
+                            {"gops", r.gops},
+                            {"int8_peak_pct", r.peak_pct}});
+  return j.dump(2);
+}
+
+}  // namespace brisk

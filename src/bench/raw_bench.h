@@ -1,0 +1,46 @@
+// `brisk bench raw`: kernel-level speed like llama-bench / llama-batched-bench — prompt
+// processing (pp), token generation (tg) and batched decode — reported against the measured
+// limits of this machine (memory read bandwidth for decode, int8 peak for prefill; DESIGN §7).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "util/status.h"
+
+namespace brisk {
+
+struct RawBenchOptions {
+  std::string model;  // resolved path
+  int threads = 0;
+  int pp = 512;
+  int tg = 128;
+  int batch_prompt = 128;
+  int batch_gen = 64;
+  std::vector<int> batches = {1, 2, 4, 8, 16, 32, 64};
+  int reps = 3;  // medians over this many repetitions of pp and tg
+};
+
+struct RawBenchRow {
+  std::string test;  // "pp512", "tg128", "decode B=8"
+  double tok_s = 0;
+  double gb_s = 0;          // weight + KV bytes streamed per second
+  double roofline_pct = 0;  // tok/s as % of bandwidth / bytes-per-step (decode rows)
+  double gops = 0;          // matmul ops per second
+  double peak_pct = 0;      // % of the measured int8 peak
+};
+
+struct RawBenchReport {
+  std::string cpu, isa, model, file_type;
+  int threads = 0;
+  double bandwidth_gb_s = 0, int8_peak_gops = 0;
+  std::string peak_instruction;
+  double weight_mb = 0;
+  std::vector<RawBenchRow> rows;
+  std::string ToTable() const;
+  std::string ToJson() const;
+};
+
+Result<RawBenchReport> RunRawBench(const RawBenchOptions& options);
+
+}  // namespace brisk
