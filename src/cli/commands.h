@@ -16,5 +16,7 @@ CommandFn AddPullCommand(CLI::App& app);
 CommandFn AddSynthCommand(CLI::App& app);
 CommandFn AddQuantizeCommand(CLI::App& app);
 CommandFn AddBenchCommand(CLI::App& app);
+CommandFn AddChatCommand(CLI::App& app);
+CommandFn AddTokenizeCommand(CLI::App& app);
 
 }  // namespace brisk::cli

@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   add(brisk::cli::AddSynthCommand);
   add(brisk::cli::AddQuantizeCommand);
   add(brisk::cli::AddBenchCommand);
+  add(brisk::cli::AddChatCommand);
+  add(brisk::cli::AddTokenizeCommand);
   CLI11_PARSE(app, argc, argv);
   for (auto& [sub, fn] : commands)
     if (sub->parsed()) return fn();

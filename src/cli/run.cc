@@ -1,13 +1,17 @@
-// `brisk run -m MODEL --tokens 1,2,3 -n 16`: one-shot greedy generation, printing token ids.
+// `brisk run`: one-shot greedy generation. `-p TEXT` takes text (rendered with the model's chat
+// template as one user message unless --raw) and streams text; `--tokens 1,2,3` takes ids and
+// prints the generated ids.
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/generate.h"
 #include "model/default_model.h"
-#include "model/forward.h"
+#include "model/fast_forward.h"
 #include "model/synth.h"
 
 namespace brisk::cli {
@@ -16,41 +20,41 @@ namespace {
 struct RunOptions {
   std::string model;
   std::string tokens;
+  std::string prompt;
+  bool raw = false;
   int n_predict = 16;
   int threads = 0;
+  int context = 4096;
 };
 
-int ArgMax(const float* v, int n) { return int(std::max_element(v, v + n) - v); }
-
-int RunRun(const RunOptions& o) {
+int RunTokens(const RunOptions& o, const std::string& path) {
   auto prompt = ParseTokenList(o.tokens);
   if (!prompt.ok()) return ReportError(prompt.status());
-  auto path = ResolveModelPath(o.model);
-  if (!path.ok()) return ReportError(path.status());
-  auto model = Model::Load(*path);
+  auto model = Model::Load(path);
   if (!model.ok()) return ReportError(model.status());
   const ModelConfig& c = (*model)->config();
   if (IsSynthetic(**model)) std::fprintf(stderr, "%s\n", kSyntheticNotice);
   ThreadPool pool(o.threads);
-  ReferenceForward fwd(**model, pool);
-  const int capacity = std::min<int64_t>(c.context_length, int64_t(prompt->size()) + o.n_predict);
+  FastForward fwd(**model, pool, 256);
+  const int capacity =
+      int(std::min<int64_t>(c.context_length, int64_t(prompt->size()) + o.n_predict));
   KvCache kv(c, capacity);
-  std::vector<float> logits(c.n_vocab);
-
   const double t0 = NowSeconds();
+  int32_t next = 0;
   const int32_t last = int32_t(prompt->size()) - 1;
+  std::vector<float> logits(c.n_vocab);
   Status st = fwd.Run(*prompt, 0, kv, std::span<const int32_t>(&last, 1), logits.data());
   if (!st.ok()) return ReportError(st);
+  next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
   const double t1 = NowSeconds();
   std::vector<int32_t> out;
   int pos = int(prompt->size());
   for (int i = 0; i < o.n_predict; ++i) {
-    int32_t next = ArgMax(logits.data(), c.n_vocab);
     out.push_back(next);
     if (i + 1 == o.n_predict || pos >= capacity) break;
-    const int32_t row = 0;
-    st = fwd.Run(std::span<const int32_t>(&next, 1), pos++, kv, std::span<const int32_t>(&row, 1),
-                 logits.data());
+    const SeqRun run{&kv, pos++, 1};
+    const int32_t row = 0, tok = next;
+    st = fwd.RunBatchArgmax(std::span(&tok, 1), std::span(&run, 1), std::span(&row, 1), &next);
     if (!st.ok()) return ReportError(st);
   }
   const double t2 = NowSeconds();
@@ -64,6 +68,41 @@ int RunRun(const RunOptions& o) {
   return 0;
 }
 
+int RunText(const RunOptions& o, const std::string& path) {
+  auto gen = Generator::Create(path, o.threads, o.context);
+  if (!gen.ok()) return ReportError(gen.status());
+  Generator& g = **gen;
+  if (IsSynthetic(g.model())) std::fprintf(stderr, "%s\n", kSyntheticNotice);
+  std::string text = o.prompt;
+  if (!o.raw) {
+    nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+    messages.push_back({{"role", "user"}, {"content", o.prompt}});
+    auto rendered = g.RenderChat(messages);
+    if (!rendered.ok()) return ReportError(rendered.status());
+    text = *rendered;
+  }
+  const std::vector<int32_t> ids = g.tokenizer().Encode(text);
+  auto st = g.Generate(ids, o.n_predict, [](const std::string& piece) {
+    std::fwrite(piece.data(), 1, piece.size(), stdout);
+    std::fflush(stdout);
+  });
+  std::printf("\n");
+  std::fflush(stdout);
+  if (!st.ok()) return ReportError(st.status());
+  std::fprintf(stderr, "prompt %d tokens, TTFT %.1f ms, %d tokens at %.1f tok/s\n",
+               st->prompt_tokens, st->ttft_s * 1e3, st->generated,
+               st->generated > 1 ? (st->generated - 1) / st->decode_s : 0.0);
+  return 0;
+}
+
+int RunRun(const RunOptions& o) {
+  if (o.tokens.empty() == o.prompt.empty())
+    return ReportError(Status::Error("give exactly one of -p TEXT or --tokens IDS"));
+  auto path = ResolveModelPath(o.model);
+  if (!path.ok()) return ReportError(path.status());
+  return o.tokens.empty() ? RunText(o, *path) : RunTokens(o, *path);
+}
+
 }  // namespace
 
 CommandFn AddRunCommand(CLI::App& app) {
@@ -71,9 +110,13 @@ CommandFn AddRunCommand(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("run", "One-shot greedy generation");
   sub->add_option("-m,--model", o->model,
                   "GGUF file or HF directory (default: the embedded synthetic Qwen2.5-0.5B)");
-  sub->add_option("--tokens", o->tokens, "prompt token ids, comma-separated")->required();
+  sub->add_option("-p,--prompt", o->prompt, "prompt text (a user message of the chat template)");
+  sub->add_flag("--raw", o->raw, "feed the prompt text as is, without the chat template");
+  sub->add_option("--tokens", o->tokens, "prompt token ids, comma-separated (prints ids)");
   sub->add_option("-n,--n-predict", o->n_predict, "tokens to generate")
       ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("-c,--context", o->context, "context size for -p (tokens)")
+      ->check(CLI::Range(16, 1 << 20));
   sub->add_option("-t,--threads", o->threads, "compute threads (default: all cores)");
   return [o] { return RunRun(*o); };
 }

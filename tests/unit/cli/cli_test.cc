@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "formats/logits_file.h"
 #include "test_paths.h"
@@ -18,7 +20,7 @@ struct Output {
 };
 
 Output Brisk(const std::string& args) {
-  const std::string cmd = test::BriskBinary() + " " + args + " 2>&1";
+  const std::string cmd = "bash -c \"" + test::BriskBinary() + " " + args + "\" 2>&1";
   Output o{-1, ""};
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return o;
@@ -94,6 +96,84 @@ TEST(Cli, LogitsFileMatchesGoldenReference) {
     den += double(want->data[i]) * want->data[i];
   }
   EXPECT_LE(std::sqrt(num / den), 1e-4);
+}
+
+}  // namespace
+}  // namespace brisk
+
+namespace brisk {
+namespace {
+
+std::string Vocab() {
+  return test::FindGoldenOrData("tokenizer/qwen2.5-vocab.gguf", "golden/tiny-qwen3-q4_k_m.gguf");
+}
+
+TEST(Cli, TokenizeMatchesHuggingFaceIds) {
+  // Golden ids from HF tokenizers for the real vocabulary (first lines of the case file).
+  const std::string cases = test::GoldenPath("tokenizer/qwen2.5-hf-cases.jsonl");
+  if (cases.empty()) GTEST_SKIP() << "golden tokenizer cases not present";
+  const std::string dir = test::TempDir();
+  std::ifstream in(cases);
+  std::ofstream inputs(dir + "/in.jsonl");
+  std::vector<std::string> want;
+  std::string line;
+  for (int i = 0; i < 50 && std::getline(in, line); ++i) {
+    auto pos = line.find("\"ids\"");
+    want.push_back(line.substr(pos));
+    inputs << line << "\n";
+  }
+  inputs.close();
+  Output o = Brisk("tokenize --jsonl -m " + Vocab() + " < " + dir + "/in.jsonl");
+  ASSERT_EQ(o.code, 0) << o.out;
+  std::istringstream got(o.out);
+  int n = 0;
+  while (std::getline(got, line)) {
+    ASSERT_LT(n, int(want.size()));
+    // Both are compact JSON; compare the id arrays.
+    auto ids_got = line.substr(line.find("\"ids\":") + 6);
+    auto ids_want = want[n].substr(want[n].find('['));
+    ids_want = ids_want.substr(0, ids_want.find(']') + 1);
+    ids_got = ids_got.substr(0, ids_got.find(']') + 1);
+    std::string compact;
+    for (char c : ids_want)
+      if (c != ' ') compact += c;
+    EXPECT_EQ(ids_got, compact) << "case " << n;
+    ++n;
+  }
+  EXPECT_EQ(n, int(want.size()));
+}
+
+TEST(Cli, RunPromptEqualsTokenPathDecoded) {
+  // `run -p TEXT --raw` must generate what `run --tokens <ids of TEXT>` generates, decoded.
+  Output ids = Brisk("run -m " + Tiny() + " --raw -p 'The quick brown fox' -n 6 2>/dev/null");
+  ASSERT_EQ(ids.code, 0) << ids.out;
+  Output tok = Brisk("tokenize -m " + Tiny() + " <<< 'The quick brown fox'");
+  ASSERT_EQ(tok.code, 0) << tok.out;
+  std::string list = tok.out.substr(tok.out.find('[') + 1);
+  list = list.substr(0, list.find(']'));
+  Output gen = Brisk("run -m " + Tiny() + " --tokens " + list + " -n 6 2>/dev/null");
+  ASSERT_EQ(gen.code, 0) << gen.out;
+  std::string gen_ids = gen.out.substr(0, gen.out.find('\n'));
+  Output text = Brisk("tokenize --decode --no-special -m " + Tiny() + " <<< '" + gen_ids + "'");
+  ASSERT_EQ(text.code, 0) << text.out;
+  auto decoded =
+      nlohmann::json::parse(text.out.substr(0, text.out.find('\n')))["text"].get<std::string>();
+  // run -p stops at an end-of-generation token; compare the common part.
+  std::string streamed = ids.out.substr(0, ids.out.rfind('\n'));
+  EXPECT_EQ(decoded.substr(0, streamed.size()), streamed);
+}
+
+TEST(Cli, ChatReusesTheConversationPrefix) {
+  Output o = Brisk("chat -m " + Tiny() + " -n 4 <<< $'hello\\nand again'");
+  ASSERT_EQ(o.code, 0) << o.out;
+  // The second turn's prompt starts with the first turn's: its line reports reused tokens.
+  auto first = o.out.find("reused");
+  ASSERT_NE(first, std::string::npos) << o.out;
+  auto second = o.out.find("reused", first + 1);
+  ASSERT_NE(second, std::string::npos) << o.out;
+  auto open = o.out.rfind('(', second);
+  const int reused = std::stoi(o.out.substr(open + 1));
+  EXPECT_GT(reused, 10) << o.out;
 }
 
 }  // namespace
