@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "formats/logits_file.h"
+#include "golden_util.h"
 #include "model/forward.h"
 #include "runtime/cpu_features.h"
 #include "test_paths.h"
@@ -18,41 +19,9 @@
 namespace brisk {
 namespace {
 
-const char* const kModels[] = {
-    "tiny-f32",           "tiny-f16",           "tiny-bf16",          "tiny-q8_0",
-    "tiny-q4_0",          "tiny-q4_1",          "tiny-q5_0",          "tiny-q5_1",
-    "tiny-q4_k_m",        "tiny-q5_k_m",        "tiny-q6_k",          "tiny-q3_k_m",
-    "tiny-q2_k",          "tiny-untied-f32",    "tiny-untied-f16",    "tiny-untied-bf16",
-    "tiny-untied-q8_0",   "tiny-untied-q4_0",   "tiny-untied-q4_1",   "tiny-untied-q5_0",
-    "tiny-untied-q5_1",   "tiny-untied-q4_k_m", "tiny-untied-q5_k_m", "tiny-untied-q6_k",
-    "tiny-untied-q3_k_m", "tiny-untied-q2_k",   "tiny-qwen3-f32",     "tiny-qwen3-f16",
-    "tiny-qwen3-q8_0",    "tiny-qwen3-q4_k_m",  "tiny-qwen3-q6_k",
-};
-
-std::vector<std::vector<int32_t>> ReadSequences(const std::string& path) {
-  std::vector<std::vector<int32_t>> seqs;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    std::vector<int32_t> s;
-    int32_t t;
-    while (ls >> t) s.push_back(t);
-    if (!s.empty()) seqs.push_back(s);
-  }
-  return seqs;
-}
-
-double RelL2(const float* a, const float* ref, int n) {
-  double num = 0, den = 0;
-  for (int i = 0; i < n; ++i) {
-    num += (double(a[i]) - ref[i]) * (double(a[i]) - ref[i]);
-    den += double(ref[i]) * ref[i];
-  }
-  return std::sqrt(num / den);
-}
-
-int ArgMax(const float* v, int n) { return int(std::max_element(v, v + n) - v); }
+using golden::ArgMax;
+using golden::ReadSequences;
+using golden::RelL2;
 
 // README tolerances for a fast path (int8 activations), against llama.cpp and against ref64.
 double Tolerance(const std::string& model) {
@@ -122,12 +91,13 @@ TEST_P(FastGolden, EveryIsaWithinTolerances) {
   SetIsaForTesting(BestIsa());
 }
 
-INSTANTIATE_TEST_SUITE_P(AllModels, FastGolden, ::testing::ValuesIn(kModels), [](const auto& info) {
-  std::string s = info.param;
-  for (char& c : s)
-    if (c == '-') c = '_';
-  return s;
-});
+INSTANTIATE_TEST_SUITE_P(AllModels, FastGolden, ::testing::ValuesIn(golden::kModels),
+                         [](const auto& info) {
+                           std::string s = info.param;
+                           for (char& c : s)
+                             if (c == '-') c = '_';
+                           return s;
+                         });
 
 class FastForwardTest : public ::testing::Test {
  protected:

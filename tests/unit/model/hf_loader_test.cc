@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "formats/logits_file.h"
+#include "golden_util.h"
 #include "hf_test_util.h"
 #include "model/forward.h"
 #include "test_paths.h"
@@ -19,31 +20,10 @@
 namespace brisk {
 namespace {
 
+using golden::ReadSequences;
+using golden::RelL2;
 using hf_test::WriteHfDir;
 using hf_test::WriteOptions;
-
-std::vector<std::vector<int32_t>> ReadSequences(const std::string& path) {
-  std::vector<std::vector<int32_t>> seqs;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    std::vector<int32_t> s;
-    int32_t t;
-    while (ls >> t) s.push_back(t);
-    if (!s.empty()) seqs.push_back(s);
-  }
-  return seqs;
-}
-
-double RelL2(const float* a, const float* ref, int n) {
-  double num = 0, den = 0;
-  for (int i = 0; i < n; ++i) {
-    num += (double(a[i]) - ref[i]) * (double(a[i]) - ref[i]);
-    den += double(ref[i]) * ref[i];
-  }
-  return std::sqrt(num / den);
-}
 
 std::vector<float> Logits(const Model& m, const std::vector<int32_t>& toks) {
   ThreadPool pool(2);
@@ -103,7 +83,9 @@ void CheckConversion(const std::string& name, const std::string& gguf_path,
     EXPECT_EQ(h.weights().layers[0].wq.type, want);
   }
   EXPECT_EQ(h.weights().layers[0].wq.name, "blk.0.attn_q.weight");
-  if (gc.tied_embeddings) EXPECT_EQ(h.weights().output.data, h.weights().token_embd.data);
+  if (gc.tied_embeddings) {
+    EXPECT_EQ(h.weights().output.data, h.weights().token_embd.data);
+  }
 
   const std::string seq_path =
       test::FindGoldenOrData("logits/sequences.txt", "golden/sequences.txt");
