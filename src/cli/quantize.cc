@@ -1,4 +1,4 @@
-// `brisk quantize IN OUT TYPE`: GGUF -> GGUF of another file type (llama.cpp's recipe).
+// `brisk quantize IN OUT TYPE`: GGUF or HF directory -> GGUF of a file type (llama.cpp's recipe).
 #include <unistd.h>
 
 #include <cstdio>
@@ -46,7 +46,7 @@ int RunQuantize(const QuantizeCliOptions& c) {
 CommandFn AddQuantizeCommand(CLI::App& app) {
   auto o = std::make_shared<QuantizeCliOptions>();
   CLI::App* sub = app.add_subcommand("quantize", "Rewrite a model with another file type");
-  sub->add_option("input", o->input, "source GGUF file")->required();
+  sub->add_option("input", o->input, "source GGUF file or Hugging Face directory")->required();
   sub->add_option("output", o->output, "output GGUF file")->required();
   sub->add_option("type", o->type,
                   "f32 | f16 | bf16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | q4_k_m | q5_k_m | q6_k")

@@ -16,7 +16,8 @@ struct QuantizeOptions {
   std::function<void(double)> progress;  // fraction of values done
 };
 
-// Reads a GGUF file (any supported type) and writes `output` as a GGUF of `options.type`.
+// Reads a GGUF file (any supported type) or a Hugging Face directory (whose tokenizer.json and
+// chat template become GGUF metadata) and writes `output` as a GGUF of `options.type`.
 // Tensors already in their target type are copied bit for bit.
 Status QuantizeGguf(const std::string& input, const std::string& output,
                     const QuantizeOptions& options);

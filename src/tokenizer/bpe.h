@@ -24,6 +24,14 @@ class MergeTable {
     __builtin_prefetch(&slots_[Slot(Key(left, right))]);
   }
 
+  // Calls f(left, right, rank, merged) for every merge, in no particular order.
+  template <typename F>
+  void ForEach(F&& f) const {
+    for (const Entry& e : slots_)
+      if (e.key != kEmpty)
+        f(int32_t(uint32_t(e.key >> 32)), int32_t(uint32_t(e.key)), e.rank, e.merged);
+  }
+
   // Returns true and fills rank/merged when (left, right) merges.
   bool Find(int32_t left, int32_t right, int32_t* rank, int32_t* merged) const {
     const uint64_t key = Key(left, right);

@@ -104,3 +104,71 @@ TEST(Quantize, RefusesUnsupportedTargetAndBadInput) {
 
 }  // namespace
 }  // namespace brisk
+
+#include "hf_test_util.h"
+#include "model/fast_forward.h"
+#include "tokenizer/tokenizer.h"
+
+namespace brisk {
+namespace {
+
+// HF directory -> GGUF: the recipe's types, the tokenizer carried over as GGUF metadata (same
+// ids for the same text), the chat template, and logits close to llama.cpp's own file.
+TEST(Quantize, FromHuggingFaceDirectory) {
+  const std::string f32_path =
+      test::FindGoldenOrData("models/tiny-untied-f32.gguf", "golden/tiny-untied-q4_k_m.gguf");
+  const std::string tok_json = test::FindGoldenOrData("tokenizer/qwen2.5-tokenizer.json",
+                                                      "tokenizer/qwen2.5-subset-tokenizer.json");
+  ASSERT_FALSE(f32_path.empty());
+  ASSERT_FALSE(tok_json.empty());
+  auto g = Model::Load(f32_path);
+  ASSERT_TRUE(g.ok()) << g.message();
+  hf_test::ScopedTempDir dir;
+  hf_test::WriteOptions wo;
+  wo.chat_template = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}";
+  hf_test::WriteHfDir(dir.path, hf_test::ConfigJson((*g)->config()),
+                      hf_test::TensorsFromGguf(*(*g)->gguf()), wo);
+  hf_test::WriteText(dir.path + "/tokenizer.json", hf_test::ReadFileForTest(tok_json));
+
+  const std::string out = dir.path + "/out.gguf";
+  QuantizeOptions o;
+  o.type = FileType::kQ8_0;
+  Status st = QuantizeGguf(dir.path, out, o);
+  ASSERT_TRUE(st.ok()) << st.message();
+
+  auto q = Model::Load(out);
+  ASSERT_TRUE(q.ok()) << q.message();
+  const gguf::File& f = *(*q)->gguf();
+  EXPECT_EQ(f.FindTensor("output.weight")->type, GgmlType::kQ8_0);  // 256 cols: Q8_0 stays
+  EXPECT_EQ(f.FindTensor("blk.0.attn_q.weight")->type, GgmlType::kQ8_0);
+  EXPECT_EQ(f.FindTensor("blk.0.attn_norm.weight")->type, GgmlType::kF32);
+  EXPECT_EQ(*f.GetString("tokenizer.chat_template"), wo.chat_template);
+  EXPECT_EQ((*q)->config().n_layer, (*g)->config().n_layer);
+
+  auto from_json = Tokenizer::FromHfJson(tok_json);
+  auto from_gguf = Tokenizer::FromGguf(f);
+  ASSERT_TRUE(from_json.ok()) << from_json.message();
+  ASSERT_TRUE(from_gguf.ok()) << from_gguf.message();
+  for (const char* text :
+       {"Hello world", "你好，世界", "<|im_start|>user\nhi<|im_end|>", "  spaces\tand 123 digits!"})
+    EXPECT_EQ(from_gguf->Encode(text), from_json->Encode(text)) << text;
+
+  // Logits of the converted file against the f32 original: a Q8_0-sized difference.
+  ThreadPool pool(2);
+  FastForward a(**g, pool, 32), b(**q, pool, 32);
+  KvCache ka((*g)->config(), 8), kb((*q)->config(), 8);
+  const std::vector<int32_t> toks = {1, 5, 9, 300, 2, 7, 11, 4};
+  const std::vector<int32_t> rows = {7};
+  std::vector<float> la((*g)->config().n_vocab), lb(la.size());
+  ASSERT_TRUE(a.Run(toks, 0, ka, rows, la.data()).ok());
+  ASSERT_TRUE(b.Run(toks, 0, kb, rows, lb.data()).ok());
+  double num = 0, den = 0;
+  for (size_t i = 0; i < la.size(); ++i) {
+    num += (double(la[i]) - lb[i]) * (double(la[i]) - lb[i]);
+    den += double(la[i]) * la[i];
+  }
+  EXPECT_LE(std::sqrt(num / den), 4e-2);
+}
+
+}  // namespace
+}  // namespace brisk
