@@ -7,6 +7,7 @@
 
 #include "formats/file_type.h"
 #include "model/fast_forward.h"
+#include "model/synth.h"
 #include "runtime/cpu_features.h"
 #include "runtime/machine_probe.h"
 
@@ -53,6 +54,7 @@ Result<RawBenchReport> RunRawBench(const RawBenchOptions& o) {
     if (auto ft = model->gguf()->GetUInt("general.file_type"); ft.ok())
       rep.file_type = FileTypeName(uint32_t(*ft));
   rep.threads = pool.size();
+  rep.synthetic = IsSynthetic(*model);
 
   std::fprintf(stderr, "measuring memory bandwidth and int8 peak...\n");
   rep.bandwidth_gb_s = MeasureReadBandwidth(pool).gb_per_s;
@@ -157,6 +159,7 @@ std::string RawBenchReport::ToTable() const {
                 BRISK_VERSION, cpu.c_str(), isa.c_str(), threads, model.c_str(), file_type.c_str(),
                 weight_mb, bandwidth_gb_s, int8_peak_gops, peak_instruction.c_str());
   s += buf;
+  if (synthetic) s += std::string(kSyntheticNotice) + "\n\n";
   s += "| test          |     tok/s |   GB/s | % roofline |   GOPS | % int8 peak |\n";
   s += "|---------------|----------:|-------:|-----------:|-------:|------------:|\n";
   for (const RawBenchRow& r : rows) {
@@ -177,6 +180,7 @@ std::string RawBenchReport::ToJson() const {
   j["threads"] = threads;
   j["model"] = model;
   j["file_type"] = file_type;
+  j["synthetic_weights"] = synthetic;
   j["packed_weight_mb"] = weight_mb;
   j["read_bandwidth_gb_s"] = bandwidth_gb_s;
   j["int8_peak_gops"] = int8_peak_gops;

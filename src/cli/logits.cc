@@ -1,5 +1,6 @@
 // `brisk logits -m MODEL --tokens 1,2,3 -o FILE`: logits of every position in the golden file
 // format, so anyone can hold brisk against another implementation.
+#include <cstdio>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -29,6 +30,7 @@ int RunLogits(const LogitsOptions& o) {
   auto model = Model::Load(*path);
   if (!model.ok()) return ReportError(model.status());
   const ModelConfig& c = (*model)->config();
+  if (IsSynthetic(**model)) std::fprintf(stderr, "%s\n", kSyntheticNotice);
   ThreadPool pool(o.threads);
   ReferenceForward fwd(**model, pool);
   KvCache kv(c, int(tokens->size()));
