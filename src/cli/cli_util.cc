@@ -28,6 +28,15 @@ Result<std::vector<int32_t>> ParseTokenList(const std::string& text) {
   return out;
 }
 
+Result<FileType> ParseWritableFileType(const std::string& name) {
+  FileType ft;
+  if (!ParseFileType(name, &ft) || !CanWriteFileType(ft))
+    return Status::Error("unknown or unsupported file type '" + name +
+                         "' (choose f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k_m, "
+                         "q5_k_m, q6_k)");
+  return ft;
+}
+
 int ReportError(const Status& status) {
   std::fprintf(stderr, "brisk: error: %s\n", status.message().c_str());
   return 1;

@@ -5,12 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "quant/recipe.h"
 #include "util/status.h"
 
 namespace brisk::cli {
 
 // "1,2,3" -> {1, 2, 3}; rejects empty items, non-numbers and values outside int32.
 Result<std::vector<int32_t>> ParseTokenList(const std::string& text);
+
+// A file type brisk can write ("q4_k_m", "f16", ...), or an error listing the choices.
+Result<FileType> ParseWritableFileType(const std::string& name);
 
 // Prints "brisk: error: <message>" to stderr and returns exit code 1.
 int ReportError(const Status& status);

@@ -26,10 +26,9 @@ int RunSynth(const SynthCliOptions& c) {
   o.shape = c.shape;
   o.seed = c.seed;
   o.threads = c.threads;
-  if (!ParseFileType(c.type, &o.type) || !CanWriteFileType(o.type))
-    return ReportError(Status::Error(
-        "unknown or unsupported --type '" + c.type +
-        "' (choose f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k_m, q5_k_m, q6_k)"));
+  auto type = ParseWritableFileType(c.type);
+  if (!type.ok()) return ReportError(type.status());
+  o.type = *type;
   const bool tty = isatty(STDERR_FILENO);
   const double t0 = NowSeconds();
   int last = -1;
