@@ -216,6 +216,13 @@ inline void Store(const IntArgs& a, int t, const __m256 f[2]) {
   for (int r = 0; r < a.valid_rows; ++r) y[r] = tmp[r];
 }
 
+template <int Kind>
+inline void PrefetchBlock(const uint8_t* group, int64_t b) {
+  const uint8_t* pf = group + b * kBlockBytes[Kind] + kPrefetchBytes;
+  for (size_t l = 0; l < kBlockBytes[Kind]; l += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(pf + l), _MM_HINT_T0);
+}
+
 template <int Kind, int NT, bool kScratch>
 void Tile(const IntArgs& a, int t0) {
   const int64_t nb = a.cols / 32;
@@ -234,6 +241,7 @@ void Tile(const IntArgs& a, int t0) {
         u.s1[h] = _mm256_load_ps(reinterpret_cast<const float*>(rec + 576) + 8 * h);
       }
     } else {
+      PrefetchBlock<Kind>(a.group, b);
       Unpack<Kind>(a.group, b, &u);
     }
     for (int t = 0; t < NT; ++t)
@@ -271,6 +279,7 @@ void Gemm(const IntArgs& a) {
   const int64_t nb = a.cols / 32;
   for (int64_t b = 0; b < nb; ++b) {
     Unpacked u;
+    PrefetchBlock<Kind>(a.group, b);
     Unpack<Kind>(a.group, b, &u);
     uint8_t* rec = a.scratch + b * kUnpackedBlockBytes;
     for (int o = 0; o < 8; ++o)

@@ -127,7 +127,8 @@ inline void Unpack(const uint8_t* g, int64_t b, Unpacked* u) {
           break;
       }
       // (lo & 0x0F) | (hi & 0x30): select bits 0-3 from lo (0xE4 = C ? A : B, C = 0x0F).
-      u->w[o] = _mm512_ternarylogic_epi32(lo, _mm512_and_si512(hi, m30), _mm512_set1_epi8(15), 0xE4);
+      u->w[o] =
+          _mm512_ternarylogic_epi32(lo, _mm512_and_si512(hi, m30), _mm512_set1_epi8(15), 0xE4);
     }
     const __m512 d = LoadH16(sb + kQ6_KD);
     u->s0 = _mm512_mul_ps(d, I8ToF(sb + kQ6_KSc + 16 * (2 * j)));
@@ -186,6 +187,13 @@ inline void Store(const IntArgs& a, int t, __m512 f) {
 
 // NT tokens starting at t0; blocks either unpacked from the packed group in registers (GEMV) or
 // loaded from the scratch the GEMM path filled.
+template <int Kind>
+inline void PrefetchBlock(const uint8_t* group, int64_t b) {
+  const uint8_t* pf = group + b * kBlockBytes[Kind] + kPrefetchBytes;
+  for (size_t l = 0; l < kBlockBytes[Kind]; l += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(pf + l), _MM_HINT_T0);
+}
+
 template <int Kind, int NT, bool kScratch>
 void Tile(const IntArgs& a, int t0) {
   const int64_t nb = a.cols / 32;
@@ -201,6 +209,7 @@ void Tile(const IntArgs& a, int t0) {
       u.s0 = _mm512_load_ps(reinterpret_cast<const float*>(rec + 512));
       u.s1 = _mm512_load_ps(reinterpret_cast<const float*>(rec + 576));
     } else {
+      PrefetchBlock<Kind>(a.group, b);
       Unpack<Kind>(a.group, b, &u);
     }
     for (int t = 0; t < NT; ++t)
@@ -249,6 +258,7 @@ void Gemm(const IntArgs& a) {
   const int64_t nb = a.cols / 32;
   for (int64_t b = 0; b < nb; ++b) {
     Unpacked u;
+    PrefetchBlock<Kind>(a.group, b);
     Unpack<Kind>(a.group, b, &u);
     uint8_t* rec = a.scratch + b * kUnpackedBlockBytes;
     for (int o = 0; o < 8; ++o) _mm512_store_si512(rec + 64 * o, u.w[o]);
