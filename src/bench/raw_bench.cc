@@ -37,7 +37,7 @@ double MatmulOpsPerToken(const ModelConfig& c) {
 }
 
 double KvBytesPerToken(const ModelConfig& c) {
-  return 2.0 * c.n_layer * c.kv_dim() * sizeof(float);
+  return 2.0 * c.n_layer * c.kv_dim() * 2;  // fp16 K and V (the default KV type)
 }
 
 }  // namespace
@@ -71,12 +71,12 @@ Result<RawBenchReport> RunRawBench(const RawBenchOptions& o) {
   // pp: one prefill of o.pp tokens, logits for the last one.
   {
     const auto toks = Prompt(o.pp, c.n_vocab, 1);
-    KvCache kv(c, o.pp);
+    SeqKvCache kv(c, o.pp);
     std::vector<double> times;
     int32_t best;
     const int32_t last = o.pp - 1;
     for (int r = 0; r <= o.reps; ++r) {  // first pass warms up (page-ins, huge pages)
-      const SeqRun run{&kv, 0, o.pp};
+      const SeqRun run{kv.blocks(), 0, o.pp};
       const double t0 = Now();
       BRISK_RETURN_IF_ERROR(
           fwd.RunBatchArgmax(toks, std::span(&run, 1), std::span(&last, 1), &best));
@@ -95,11 +95,11 @@ Result<RawBenchReport> RunRawBench(const RawBenchOptions& o) {
   {
     std::vector<double> rates;
     for (int r = 0; r < o.reps; ++r) {
-      KvCache kv(c, o.tg + 1);
+      SeqKvCache kv(c, o.tg + 1);
       int32_t tok = 1;
       const double t0 = Now();
       for (int i = 0; i < o.tg; ++i) {
-        const SeqRun run{&kv, i, 1};
+        const SeqRun run{kv.blocks(), i, 1};
         const int32_t row0 = 0;
         BRISK_RETURN_IF_ERROR(
             fwd.RunBatchArgmax(std::span(&tok, 1), std::span(&run, 1), std::span(&row0, 1), &tok));
@@ -118,19 +118,19 @@ Result<RawBenchReport> RunRawBench(const RawBenchOptions& o) {
   }
   // Batched decode: B sequences with o.batch_prompt tokens each, then o.batch_gen steps of B.
   for (int B : o.batches) {
-    std::vector<KvCache> kvs;
+    std::vector<SeqKvCache> kvs;
     kvs.reserve(B);
     for (int b = 0; b < B; ++b) {
       kvs.emplace_back(c, o.batch_prompt + o.batch_gen);
       const auto p = Prompt(o.batch_prompt, c.n_vocab, 10 + b);
-      BRISK_RETURN_IF_ERROR(fwd.Run(p, 0, kvs[b], {}, nullptr));
+      BRISK_RETURN_IF_ERROR(fwd.Run(p, 0, kvs[b].blocks(), {}, nullptr));
     }
     std::vector<int32_t> toks(B, 1), rows(B), best(B);
     std::vector<SeqRun> runs(B);
     for (int b = 0; b < B; ++b) rows[b] = b;
     const double t0 = Now();
     for (int s = 0; s < o.batch_gen; ++s) {
-      for (int b = 0; b < B; ++b) runs[b] = {&kvs[b], o.batch_prompt + s, 1};
+      for (int b = 0; b < B; ++b) runs[b] = {kvs[b].blocks(), o.batch_prompt + s, 1};
       BRISK_RETURN_IF_ERROR(fwd.RunBatchArgmax(toks, runs, rows, best.data()));
       toks = best;
     }

@@ -25,7 +25,7 @@ Result<std::unique_ptr<Generator>> Generator::Create(const std::string& model_pa
   g->pool_ = std::make_unique<ThreadPool>(threads);
   g->fwd_ = std::make_unique<FastForward>(*g->model_, *g->pool_, 256);
   const int ctx = std::min(context, g->model_->config().context_length);
-  g->kv_ = std::make_unique<KvCache>(g->model_->config(), ctx);
+  g->kv_ = std::make_unique<SeqKvCache>(g->model_->config(), ctx);
   return g;
 }
 
@@ -59,7 +59,7 @@ Result<GenerationStats> Generator::Generate(
   // Prefill the rest in chunks; only the last chunk asks for the argmax.
   for (size_t c0 = 0; c0 < rest.size(); c0 += size_t(fwd_->max_batch_tokens())) {
     const size_t len = std::min(rest.size() - c0, size_t(fwd_->max_batch_tokens()));
-    const SeqRun run{kv_.get(), int(common + c0), int(len)};
+    const SeqRun run{kv_->blocks(), int(common + c0), int(len)};
     const bool last = c0 + len == rest.size();
     const int32_t row = int32_t(len) - 1;
     BRISK_RETURN_IF_ERROR(
@@ -82,7 +82,7 @@ Result<GenerationStats> Generator::Generate(
     detok.Push(next, &piece);
     if (!piece.empty()) on_text(piece);
     if (i + 1 == max_tokens) break;
-    const SeqRun run{kv_.get(), int(cached_.size()), 1};
+    const SeqRun run{kv_->blocks(), int(cached_.size()), 1};
     const int32_t row0 = 0, tok = next;
     cached_.push_back(tok);
     BRISK_RETURN_IF_ERROR(

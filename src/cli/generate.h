@@ -48,7 +48,7 @@ class Generator {
   std::unique_ptr<jinja::ChatTemplate> template_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<FastForward> fwd_;
-  std::unique_ptr<KvCache> kv_;
+  std::unique_ptr<SeqKvCache> kv_;
   std::vector<int32_t> cached_;  // tokens whose K/V are in kv_
 };
 

@@ -38,12 +38,12 @@ int RunTokens(const RunOptions& o, const std::string& path) {
   FastForward fwd(**model, pool, 256);
   const int capacity =
       int(std::min<int64_t>(c.context_length, int64_t(prompt->size()) + o.n_predict));
-  KvCache kv(c, capacity);
+  SeqKvCache kv(c, capacity);
   const double t0 = NowSeconds();
   int32_t next = 0;
   const int32_t last = int32_t(prompt->size()) - 1;
   std::vector<float> logits(c.n_vocab);
-  Status st = fwd.Run(*prompt, 0, kv, std::span<const int32_t>(&last, 1), logits.data());
+  Status st = fwd.Run(*prompt, 0, kv.blocks(), std::span<const int32_t>(&last, 1), logits.data());
   if (!st.ok()) return ReportError(st);
   next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
   const double t1 = NowSeconds();
@@ -52,7 +52,7 @@ int RunTokens(const RunOptions& o, const std::string& path) {
   for (int i = 0; i < o.n_predict; ++i) {
     out.push_back(next);
     if (i + 1 == o.n_predict || pos >= capacity) break;
-    const SeqRun run{&kv, pos++, 1};
+    const SeqRun run{kv.blocks(), pos++, 1};
     const int32_t row = 0, tok = next;
     st = fwd.RunBatchArgmax(std::span(&tok, 1), std::span(&run, 1), std::span(&row, 1), &next);
     if (!st.ok()) return ReportError(st);

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/reference.h"
 #include "quant/dequantize.h"
+#include "util/fp16.h"
 
 namespace brisk {
 namespace {
@@ -30,6 +32,25 @@ Q8Acts SubView(const Q8Acts& a, int t0) {
 }
 
 constexpr int64_t kTokenGrain = 4;  // tokens per parallel chunk for per-token ops
+
+// Stores one position's K and V (all KV heads) into its block, converting to the store's type.
+void WriteKv(const KvBlocks& kv, int layer, int pos, const float* k, const float* v) {
+  KvStore& s = *kv.store;
+  const int bs = s.block_size(), block = kv.table[pos / bs], row = pos % bs;
+  const int hd = int(s.chunk_bytes() / s.elem_bytes()) / bs;
+  const int heads = s.n_head_kv();
+  for (int h = 0; h < heads; ++h)
+    for (int which = 0; which < 2; ++which) {
+      const float* src = (which ? v : k) + h * hd;
+      uint8_t* dst = s.chunk(layer, block, which, h) + size_t(row) * hd * s.elem_bytes();
+      if (s.type() == KvType::kF16) {
+        uint16_t* d16 = reinterpret_cast<uint16_t*>(dst);
+        for (int i = 0; i < hd; ++i) d16[i] = Fp32ToFp16(src[i]);
+      } else {
+        std::memcpy(dst, src, size_t(hd) * sizeof(float));
+      }
+    }
+}
 
 }  // namespace
 
@@ -76,7 +97,9 @@ FastForward::FastForward(const Model& model, ThreadPool& pool, int max_batch_tok
   tmp_.resize(T * c_.n_embd);
   token_pos_.resize(T);
   token_run_.resize(T);
-  scores_.resize(size_t(pool.size()) * c_.group_size() * size_t(c_.context_length));
+  // Room for the largest block size a store may use (the scratch is per block, not per context).
+  attn_scratch_per_thread_ = AttendScratchFloats(c_.group_size(), c_.head_dim, kMaxKvBlockSize);
+  attn_scratch_.resize(size_t(pool.size()) * attn_scratch_per_thread_);
 }
 
 size_t FastForward::packed_bytes() const {
@@ -90,9 +113,12 @@ Status FastForward::Validate(std::span<const int32_t> tokens, std::span<const Se
                              std::span<const int32_t> logit_rows) const {
   int64_t n = 0;
   for (const SeqRun& r : runs) {
-    if (!r.kv || r.n_tokens <= 0 || r.start_pos < 0)
+    if (!r.kv.store || r.n_tokens <= 0 || r.start_pos < 0)
       return Status::Error("every run needs a KV cache, a start position >= 0 and tokens");
-    const int64_t limit = std::min(r.kv->capacity(), c_.context_length);
+    if (r.kv.store->block_size() > kMaxKvBlockSize)
+      return Status::Error("KV block size " + std::to_string(r.kv.store->block_size()) +
+                           " exceeds " + std::to_string(kMaxKvBlockSize));
+    const int64_t limit = std::min<int64_t>(r.kv.capacity(), c_.context_length);
     if (r.n_tokens > limit - r.start_pos)
       return Status::Error("positions " + std::to_string(r.start_pos) + ".." +
                            std::to_string(r.start_pos + r.n_tokens) + " exceed the context limit " +
@@ -166,9 +192,7 @@ void FastForward::Layer(int l, int n, std::span<const SeqRun> runs) {
         if (c_.qk_norm) ref::RmsNorm(k + h * hd, P.k_norm.data(), hd, c_.rms_eps, k + h * hd);
         ref::RopeNeox(k + h * hd, hd, pos, c_.rope_theta);
       }
-      KvCache* kv = runs[token_run_[t]].kv;
-      std::copy(k, k + kvd, kv->k(l, pos));
-      std::copy(v, v + kvd, kv->v(l, pos));
+      WriteKv(runs[token_run_[t]].kv, l, pos, k, v);
     }
   });
   Attention(l, n, runs);
@@ -199,22 +223,36 @@ void FastForward::Attention(int l, int n, std::span<const SeqRun> runs) {
   const int hd = c_.head_dim, qd = c_.q_dim(), G = c_.group_size();
   const int ldqkv = qd + 2 * c_.kv_dim();
   const float scale = float(1.0 / std::sqrt(double(hd)));
-  const size_t per_thread = size_t(G) * size_t(c_.context_length);
-  // One work item per (token, KV head): each K/V row is read once for all G query heads.
-  pool_.ParallelFor(int64_t(n) * c_.n_head_kv, 1, [&](int64_t i0, int64_t i1, int thread) {
-    for (int64_t i = i0; i < i1; ++i) {
+  // One work item per (token, KV head): each K/V row is read once for all G query heads. An
+  // item's cost grows with its context, so items are split by total context, not by count
+  // (causal prefill would otherwise leave the first thread idle for most of the op).
+  const int64_t items = int64_t(n) * c_.n_head_kv;
+  int64_t total = 0;
+  for (int t = 0; t < n; ++t) total += int64_t(token_pos_[t] + 1) * c_.n_head_kv;
+  pool_.Run([&](int thread, int n_threads) {
+    const int64_t lo = total * thread / n_threads, hi = total * (thread + 1) / n_threads;
+    int64_t acc = 0;
+    for (int64_t i = 0; i < items; ++i) {
       const int t = int(i / c_.n_head_kv), g = int(i % c_.n_head_kv);
-      KvCache& kv = *runs[token_run_[t]].kv;
+      const int64_t cost = token_pos_[t] + 1;
+      const int64_t start = acc;  // item i belongs to the thread whose range holds its start
+      acc += cost;
+      if (start < lo) continue;
+      if (start >= hi) break;
+      const KvBlocks& kv = runs[token_run_[t]].kv;
       AttendArgs a;
       a.q = &qkv_[size_t(t) * ldqkv + size_t(g) * G * hd];
-      a.k = kv.k(l, 0) + g * hd;
-      a.v = kv.v(l, 0) + g * hd;
-      a.stride = kv.kv_dim();
+      a.k0 = kv.store->chunk(l, 0, 0, g);
+      a.v0 = kv.store->chunk(l, 0, 1, g);
+      a.block_stride = kv.store->block_stride();
+      a.table = kv.table;
+      a.block_size = kv.store->block_size();
+      a.f16 = kv.store->type() == KvType::kF16;
       a.n_ctx = token_pos_[t] + 1;
       a.group = G;
       a.head_dim = hd;
       a.scale = scale;
-      a.scores = &scores_[size_t(thread) * per_thread];
+      a.scratch = &attn_scratch_[size_t(thread) * attn_scratch_per_thread_];
       a.out = &att_[size_t(t) * qd + size_t(g) * G * hd];
       AttendGroup(a);
     }
@@ -262,7 +300,7 @@ Status FastForward::RunBatchArgmax(std::span<const int32_t> tokens, std::span<co
   return Status::Ok();
 }
 
-Status FastForward::Run(std::span<const int32_t> tokens, int start_pos, KvCache& kv,
+Status FastForward::Run(std::span<const int32_t> tokens, int start_pos, KvBlocks kv,
                         std::span<const int32_t> logit_rows, float* logits) {
   const int64_t n = int64_t(tokens.size());
   size_t next = 0;
@@ -274,7 +312,7 @@ Status FastForward::Run(std::span<const int32_t> tokens, int start_pos, KvCache&
       if (logit_rows[next] < c0) return Status::Error("logit rows must be ascending indices");
       rows.push_back(int32_t(logit_rows[next++] - c0));
     }
-    const SeqRun run{&kv, start_pos + int(c0), len};
+    const SeqRun run{kv, start_pos + int(c0), len};
     BRISK_RETURN_IF_ERROR(RunBatch(tokens.subspan(size_t(c0), size_t(len)),
                                    std::span<const SeqRun>(&run, 1), rows,
                                    logits + first * size_t(c_.n_vocab)));

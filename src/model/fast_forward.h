@@ -16,15 +16,16 @@
 #include "kernels/cpu/acts.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/packed.h"
-#include "model/kv_cache.h"
+#include "model/kv_store.h"
 #include "model/model.h"
 #include "runtime/thread_pool.h"
 
 namespace brisk {
 
-// n_tokens consecutive tokens of one sequence, at positions [start_pos, start_pos + n_tokens).
+// n_tokens consecutive tokens of one sequence, at positions [start_pos, start_pos + n_tokens);
+// their K/V are written into the sequence's blocks and attention reads positions [0, pos].
 struct SeqRun {
-  KvCache* kv = nullptr;
+  KvBlocks kv;
   int start_pos = 0;
   int n_tokens = 0;
 };
@@ -45,7 +46,7 @@ class FastForward {
                         std::span<const int32_t> logit_rows, int32_t* best);
 
   // One sequence (same contract as ReferenceForward::Run); chunks inputs longer than the batch.
-  Status Run(std::span<const int32_t> tokens, int start_pos, KvCache& kv,
+  Status Run(std::span<const int32_t> tokens, int start_pos, KvBlocks kv,
              std::span<const int32_t> logit_rows, float* logits);
 
   int max_batch_tokens() const { return max_tokens_; }
@@ -79,7 +80,8 @@ class FastForward {
   // Activations for up to max_tokens_ tokens.
   std::vector<float> x_, xn_, qkv_, att_, gu_, ff_, tmp_;
   std::vector<int32_t> token_pos_, token_run_;  // per token: position and run index
-  std::vector<float> scores_;                   // per thread: group x context scores
+  std::vector<float> attn_scratch_;             // per thread: AttendScratchFloats
+  size_t attn_scratch_per_thread_ = 0;
 };
 
 }  // namespace brisk

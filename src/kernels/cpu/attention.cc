@@ -16,7 +16,8 @@ void Attend(const AttendArgs& a);
 }
 
 void AttendGroup(const AttendArgs& a, Isa isa) {
-  BRISK_CHECK(a.group >= 1 && a.group <= 16 && a.head_dim % 16 == 0 && a.n_ctx >= 1);
+  BRISK_CHECK(a.group >= 1 && a.group <= 16 && a.head_dim % 16 == 0 && a.n_ctx >= 1 &&
+              a.block_size >= 1);
 #if defined(BRISK_HAVE_X86_KERNELS)
   if (isa == Isa::kAvx512) return attention_avx512::Attend(a);
   if (isa == Isa::kAvx2) return attention_avx2::Attend(a);

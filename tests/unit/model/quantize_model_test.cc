@@ -156,12 +156,12 @@ TEST(Quantize, FromHuggingFaceDirectory) {
   // Logits of the converted file against the f32 original: a Q8_0-sized difference.
   ThreadPool pool(2);
   FastForward a(**g, pool, 32), b(**q, pool, 32);
-  KvCache ka((*g)->config(), 8), kb((*q)->config(), 8);
+  SeqKvCache ka((*g)->config(), 8), kb((*q)->config(), 8);
   const std::vector<int32_t> toks = {1, 5, 9, 300, 2, 7, 11, 4};
   const std::vector<int32_t> rows = {7};
   std::vector<float> la((*g)->config().n_vocab), lb(la.size());
-  ASSERT_TRUE(a.Run(toks, 0, ka, rows, la.data()).ok());
-  ASSERT_TRUE(b.Run(toks, 0, kb, rows, lb.data()).ok());
+  ASSERT_TRUE(a.Run(toks, 0, ka.blocks(), rows, la.data()).ok());
+  ASSERT_TRUE(b.Run(toks, 0, kb.blocks(), rows, lb.data()).ok());
   double num = 0, den = 0;
   for (size_t i = 0; i < la.size(); ++i) {
     num += (double(la[i]) - lb[i]) * (double(la[i]) - lb[i]);

@@ -1,0 +1,50 @@
+#include "model/kv_store.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "util/check.h"
+
+namespace brisk {
+
+Result<KvType> ParseKvType(const std::string& name) {
+  if (name == "f16") return KvType::kF16;
+  if (name == "f32") return KvType::kF32;
+  return Status::Error("unknown KV cache type '" + name + "' (expected f16 or f32)");
+}
+
+const char* KvTypeName(KvType t) { return t == KvType::kF16 ? "f16" : "f32"; }
+
+void KvStore::Free::operator()(void* p) const { std::free(p); }
+
+size_t KvStore::BlockBytes(const ModelConfig& c, int block_size, KvType type) {
+  const size_t elem = type == KvType::kF16 ? 2 : 4;
+  return size_t(c.n_layer) * 2 * size_t(c.n_head_kv) * size_t(block_size) * size_t(c.head_dim) *
+         elem;
+}
+
+KvStore::KvStore(const ModelConfig& c, int n_blocks, int block_size, KvType type)
+    : n_layer_(c.n_layer),
+      n_head_kv_(c.n_head_kv),
+      head_dim_(c.head_dim),
+      n_blocks_(n_blocks),
+      block_size_(block_size),
+      type_(type) {
+  BRISK_CHECK(n_blocks >= 0 && block_size >= 1 && block_size <= kMaxKvBlockSize);
+  chunk_bytes_ = size_t(block_size) * size_t(head_dim_) * elem_bytes();
+  bytes_ = BlockBytes(c, block_size, type) * size_t(n_blocks);
+  // Page-aligned so chunks never straddle more cache lines than needed; zeroed lazily by the OS.
+  const size_t alloc = (std::max<size_t>(bytes_, 1) + 4095) / 4096 * 4096;
+  mem_.reset(static_cast<uint8_t*>(std::aligned_alloc(4096, alloc)));
+  BRISK_CHECK_MSG(mem_ != nullptr, "out of memory for the KV cache");
+  base_ = mem_.get();
+}
+
+SeqKvCache::SeqKvCache(const ModelConfig& c, int capacity, KvType type, int block_size)
+    : capacity_(capacity),
+      store_(c, (std::max(capacity, 1) + block_size - 1) / block_size, block_size, type),
+      table_(size_t(store_.n_blocks())) {
+  for (size_t i = 0; i < table_.size(); ++i) table_[i] = int32_t(i);
+}
+
+}  // namespace brisk

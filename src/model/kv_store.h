@@ -1,0 +1,88 @@
+// The paged KV cache memory (DESIGN §5): a pool of fixed-size blocks, each holding K and V of
+// `block_size` consecutive positions for every layer and KV head, in fp16 (default) or f32.
+// Sequences address it through a block table (KvBlocks); who owns which block is decided by the
+// engine's BlockManager, not here.
+//
+// Layout: one chunk per (layer, block, K|V, KV head) of block_size x head_dim elements, position
+// rows contiguous, so attention streams one chunk per block and converts it to fp32 in one go.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+#include "util/status.h"
+
+namespace brisk {
+
+enum class KvType : uint8_t { kF16, kF32 };
+Result<KvType> ParseKvType(const std::string& name);  // "f16" | "f32"
+const char* KvTypeName(KvType t);
+
+inline constexpr int kDefaultKvBlockSize = 16;
+inline constexpr int kMaxKvBlockSize = 64;
+
+class KvStore {
+ public:
+  KvStore(const ModelConfig& c, int n_blocks, int block_size = kDefaultKvBlockSize,
+          KvType type = KvType::kF16);
+  // Bytes of one block (all layers, K and V) for a model: for sizing a memory budget.
+  static size_t BlockBytes(const ModelConfig& c, int block_size, KvType type);
+
+  int n_blocks() const { return n_blocks_; }
+  int n_head_kv() const { return n_head_kv_; }
+  int block_size() const { return block_size_; }
+  KvType type() const { return type_; }
+  size_t elem_bytes() const { return type_ == KvType::kF16 ? 2 : 4; }
+  size_t bytes() const { return bytes_; }
+
+  // First element of the (layer, block, kv = 0 for K / 1 for V, head) chunk:
+  // block_size rows of head_dim elements.
+  uint8_t* chunk(int layer, int block, int kv, int head) const {
+    const size_t i =
+        ((size_t(layer) * n_blocks_ + size_t(block)) * 2 + size_t(kv)) * n_head_kv_ + size_t(head);
+    return base_ + i * chunk_bytes_;
+  }
+  size_t chunk_bytes() const { return chunk_bytes_; }
+  // Bytes between the same (layer, kv, head) chunk of consecutive blocks.
+  size_t block_stride() const { return 2 * size_t(n_head_kv_) * chunk_bytes_; }
+
+ private:
+  struct Free {
+    void operator()(void* p) const;
+  };
+  int n_layer_, n_head_kv_, head_dim_, n_blocks_, block_size_;
+  KvType type_;
+  size_t chunk_bytes_, bytes_;
+  std::unique_ptr<uint8_t, Free> mem_;
+  uint8_t* base_;
+};
+
+// One sequence's view: table[i] is the block holding positions [i * block_size, (i+1) *
+// block_size).
+struct KvBlocks {
+  KvStore* store = nullptr;
+  const int32_t* table = nullptr;
+  int n_blocks = 0;
+  int capacity() const { return store ? n_blocks * store->block_size() : 0; }
+};
+
+// A private store for one sequence with the identity block table (CLI tools, raw benchmarks,
+// tests): positions [0, capacity).
+class SeqKvCache {
+ public:
+  SeqKvCache(const ModelConfig& c, int capacity, KvType type = KvType::kF16,
+             int block_size = kDefaultKvBlockSize);
+  KvBlocks blocks() { return {&store_, table_.data(), int(table_.size())}; }
+  int capacity() const { return capacity_; }
+
+ private:
+  int capacity_;
+  KvStore store_;
+  std::vector<int32_t> table_;
+};
+
+}  // namespace brisk
