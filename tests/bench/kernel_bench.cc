@@ -4,6 +4,11 @@
 //   kernel_bench [--threads N] [--isa scalar|avx2|avx512] [--quick] [--types q8_0,q5_0,...]
 //                [--cputime]   (time on the thread's CPU clock; with --threads 1 this measures the
 //                               kernel, not the scheduler, on a machine shared with other work)
+//                [--best]      (fastest run instead of the median: kernel A/B on a noisy VM)
+//                [--gemm [--tokens 8,16,32,64,512]]   GEMM GOPS per token count instead: the
+//                  batched-decode and prefill shapes (gate/up concatenated), weights rotated over
+//                  1 GiB of copies (--quick: 256 MiB) for <= 64 tokens so they stream as in decode;
+//                  with AMX usable, each point is measured with and without it in the same run.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -44,6 +49,8 @@ struct Shape {
 };
 
 bool g_cpu_time = false;  // --cputime: the calling thread's CPU clock (use with --threads 1)
+bool g_best = false;      // --best: fastest run instead of the median (filters out preemption and
+                          // co-tenant bursts on a shared VM when comparing kernel variants)
 
 double NowS() {
   if (g_cpu_time) return ThreadCpuSeconds();
@@ -61,7 +68,99 @@ double TimeIt(Fn&& fn, double budget) {
     fn();
     t.push_back(NowS() - a);
   } while (t.size() < 3 || std::chrono::duration<double>(Clock::now() - start).count() < budget);
-  return Median(t);
+  return g_best ? *std::min_element(t.begin(), t.end()) : Median(t);
+}
+
+std::vector<GgmlType> ParseTypes(const std::string& arg) {
+  std::vector<GgmlType> types;
+  for (size_t p = 0; p < arg.size();) {
+    size_t e = arg.find(',', p);
+    if (e == std::string::npos) e = arg.size();
+    GgmlType t;
+    if (ParseTypeName(arg.substr(p, e - p), &t)) types.push_back(t);
+    p = e + 1;
+  }
+  return types;
+}
+
+// --gemm: GOPS of the many-token path per token count at the shapes batched decode and prefill
+// run. Small token counts rotate over enough weight copies to stream from DRAM (as a decode step
+// does: the whole model does not fit the cache); "GB/s" is the weight stream rate it implies.
+int GemmTable(ThreadPool& pool, const std::string& types_arg, const std::vector<int>& tokens,
+              bool quick) {
+  const double budget = quick ? 0.15 : 0.5;
+  const bool amx = AmxEnabled();
+  std::printf("brisk kernel_bench --gemm %s | %s | threads %d | ISA %s | gemm from %d tokens\n",
+              BRISK_VERSION, DescribeCpu().c_str(), pool.size(),
+              std::string(IsaName(ActiveIsa())).c_str(), GemmMinTokens());
+  const Shape shapes[] = {{"attn_q/o 896x896", 896, 896},
+                          {"attn_k/v 128x896", 128, 896},
+                          {"gate+up 9728x896", 9728, 896},
+                          {"ffn_down 896x4864", 896, 4864}};
+  int max_tokens = 1;
+  for (int n : tokens) max_tokens = std::max(max_tokens, n);
+  const int64_t kMaxCols = 4864;
+  std::vector<float> x(size_t(max_tokens) * kMaxCols);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> nd;
+  for (auto& v : x) v = nd(rng);
+  std::vector<float> y(size_t(max_tokens) * 9728);
+  MatmulWorkspace ws(kMaxCols, pool.size());
+  Q8ActsBuffer qb(max_tokens, kMaxCols);
+  std::printf("%-6s %-20s %6s %9s %8s %8s", "type", "shape", "tokens", "ms", "GOPS", "GB/s");
+  if (amx) std::printf(" %9s %8s", "noAMX ms", "GOPS");
+  std::printf("\n");
+  for (GgmlType type : ParseTypes(types_arg)) {
+    const int bs = GetTypeTraits(type).block_size;
+    for (const Shape& s : shapes) {
+      if (s.cols % bs) continue;
+      // --quick: 256 MiB (about the L3 of the development VM; still far beyond L2).
+      const size_t one = RowBytes(type, s.cols) * size_t(s.rows);
+      const size_t stream = quick ? size_t(256) << 20 : size_t(1) << 30;
+      const int copies = int(std::min<size_t>(4096, std::max<size_t>(1, (stream + one - 1) / one)));
+      std::vector<PackedWeights> pw;
+      {
+        const auto w = RandomWeights(type, s.rows, s.cols, 3);
+        for (int c = 0; c < copies; ++c)
+          pw.push_back(PackWeights(type, w.data(), s.rows, s.cols, &pool));
+      }
+      Q8Acts q = qb.view();
+      q.cols = s.cols;
+      q.meta_stride = s.cols / 32;
+      q.qs_stride = (s.cols + 63) / 64 * 64;
+      QuantizeActs(x.data(), s.cols, max_tokens, &q);
+      MatmulInput in;
+      in.q = &q;
+      in.x = x.data();
+      in.ldx = s.cols;
+      for (int n : tokens) {
+        // Rotate over copies while one pass over them takes well under the budget.
+        const int use = n <= 64 ? copies : 1;
+        auto time_once = [&] {
+          return TimeIt(
+                     [&] {
+                       for (int c = 0; c < use; ++c)
+                         Matmul(pool, pw[c], in, n, y.data(), s.rows, ws);
+                     },
+                     budget) /
+                 use;
+        };
+        const double t = time_once();
+        const double ops = 2.0 * double(s.rows) * double(s.cols) * n;
+        std::printf("%-6s %-20s %6d %9.3f %8.0f %8.1f", std::string(TypeName(type)).c_str(), s.name,
+                    n, t * 1e3, ops / t / 1e9, double(pw[0].bytes) / t / 1e9);
+        if (amx) {
+          SetAmxForTesting(false);
+          const double t2 = time_once();
+          SetAmxForTesting(true);
+          std::printf(" %9.3f %8.0f", t2 * 1e3, ops / t2 / 1e9);
+        }
+        std::printf("\n");
+        std::fflush(stdout);
+      }
+    }
+  }
+  return 0;
 }
 
 }  // namespace
@@ -70,6 +169,8 @@ int main(int argc, char** argv) {
   int threads = 0;
   bool quick = false;
   std::string types_arg = "q8_0,q5_0,q4_k,q6_k,q4_0,q4_1,q5_1,q5_k,f16,bf16,f32";
+  bool gemm_mode = false, types_given = false;
+  std::string tokens_arg = "8,16,32,64,512";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc)
@@ -78,8 +179,14 @@ int main(int argc, char** argv) {
       quick = true;
     else if (a == "--cputime")
       g_cpu_time = true;
+    else if (a == "--best")
+      g_best = true;
     else if (a == "--types" && i + 1 < argc)
-      types_arg = argv[++i];
+      types_arg = argv[++i], types_given = true;
+    else if (a == "--gemm")
+      gemm_mode = true;
+    else if (a == "--tokens" && i + 1 < argc)
+      tokens_arg = argv[++i];
     else if (a == "--isa" && i + 1 < argc) {
       Isa isa;
       if (!ParseIsa(argv[++i], &isa) || !IsaSupported(isa)) {
@@ -88,19 +195,28 @@ int main(int argc, char** argv) {
       }
       SetIsaForTesting(isa);
     } else {
-      std::fprintf(stderr, "usage: %s [--threads N] [--isa I] [--quick] [--types a,b]\n", argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s [--threads N] [--isa I] [--quick] [--types a,b] [--cputime] [--best]\n"
+          "          [--gemm [--tokens 8,16,...]]\n",
+          argv[0]);
       return 2;
     }
   }
-  std::vector<GgmlType> types;
-  for (size_t p = 0; p < types_arg.size();) {
-    size_t e = types_arg.find(',', p);
-    if (e == std::string::npos) e = types_arg.size();
-    GgmlType t;
-    if (ParseTypeName(types_arg.substr(p, e - p), &t)) types.push_back(t);
-    p = e + 1;
-  }
+  const std::vector<GgmlType> types = ParseTypes(types_arg);
   ThreadPool pool(threads);
+  if (gemm_mode) {
+    std::vector<int> tokens;
+    for (size_t p = 0; p < tokens_arg.size();) {
+      size_t e = tokens_arg.find(',', p);
+      if (e == std::string::npos) e = tokens_arg.size();
+      const int n = std::atoi(tokens_arg.substr(p, e - p).c_str());
+      if (n > 0) tokens.push_back(n);
+      p = e + 1;
+    }
+    if (!types_given) types_arg = "q5_0,q8_0,q4_k,q6_k";  // the integer types of real models
+    return GemmTable(pool, types_arg, tokens, quick);
+  }
   const double budget = quick ? 0.15 : 0.6;
   std::printf("brisk kernel_bench %s | %s | threads %d | ISA %s | gemm from %d tokens\n",
               BRISK_VERSION, DescribeCpu().c_str(), pool.size(),

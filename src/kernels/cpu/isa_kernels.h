@@ -30,8 +30,10 @@ struct IntArgs {
 };
 using IntKernelFn = void (*)(const IntArgs&);
 
-// Unpacked block (GEMM scratch): u8 operands [8][16][4], then two 16-float scale vectors.
+// Unpacked block (GEMM scratch): u8 operands [8][16][4], then two 16-float scale vectors at
+// kUnpackedS0 / kUnpackedS1.
 inline constexpr size_t kUnpackedBlockBytes = 512 + 64 + 64;
+inline constexpr size_t kUnpackedS0 = 512, kUnpackedS1 = 576;
 
 // Float-weight kernels: n_groups consecutive groups (group_bytes apart) x n_tokens tokens.
 struct FloatArgs {

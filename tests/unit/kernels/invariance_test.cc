@@ -37,7 +37,8 @@ TEST_P(Invariance, BitwiseAcrossTokensPathsAndThreads) {
         MatmulWorkspace ws(cols, threads);
         for (int min_gemm : {1000, 1, 4}) {  // force GEMV, force GEMM, default
           SetGemmMinTokensForTesting(min_gemm);
-          for (int n : {64, 1, 2, 7, 32}) {
+          // 20: one full 16-token AMX tile plus a 4-token remainder tile (then 12: VNNI).
+          for (int n : {64, 1, 2, 7, 32, 20}) {
             if (n > total || (SmallTests() && (n == 2 || n == 64))) continue;
             std::vector<float> y(size_t(total) * rows, -1.0f);
             for (int t0 = 0; t0 < total; t0 += n) {

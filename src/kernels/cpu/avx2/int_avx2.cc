@@ -237,8 +237,8 @@ void Tile(const IntArgs& a, int t0) {
       for (int o = 0; o < 8; ++o)
         for (int h = 0; h < 2; ++h) u.w[o][h] = Load(rec + 64 * o + 32 * h);
       for (int h = 0; h < 2; ++h) {
-        u.s0[h] = _mm256_load_ps(reinterpret_cast<const float*>(rec + 512) + 8 * h);
-        u.s1[h] = _mm256_load_ps(reinterpret_cast<const float*>(rec + 576) + 8 * h);
+        u.s0[h] = _mm256_load_ps(reinterpret_cast<const float*>(rec + kUnpackedS0) + 8 * h);
+        u.s1[h] = _mm256_load_ps(reinterpret_cast<const float*>(rec + kUnpackedS1) + 8 * h);
       }
     } else {
       PrefetchBlock<Kind>(a.group, b);
@@ -286,8 +286,8 @@ void Gemm(const IntArgs& a) {
       for (int h = 0; h < 2; ++h)
         _mm256_store_si256(reinterpret_cast<__m256i*>(rec + 64 * o + 32 * h), u.w[o][h]);
     for (int h = 0; h < 2; ++h) {
-      _mm256_store_ps(reinterpret_cast<float*>(rec + 512) + 8 * h, u.s0[h]);
-      _mm256_store_ps(reinterpret_cast<float*>(rec + 576) + 8 * h,
+      _mm256_store_ps(reinterpret_cast<float*>(rec + kUnpackedS0) + 8 * h, u.s0[h]);
+      _mm256_store_ps(reinterpret_cast<float*>(rec + kUnpackedS1) + 8 * h,
                       ClassOf(Kind) ? u.s1[h] : _mm256_setzero_ps());
     }
   }

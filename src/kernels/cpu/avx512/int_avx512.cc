@@ -206,8 +206,8 @@ void Tile(const IntArgs& a, int t0) {
     if constexpr (kScratch) {
       const uint8_t* rec = a.scratch + b * kUnpackedBlockBytes;
       for (int o = 0; o < 8; ++o) u.w[o] = Load(rec + 64 * o);
-      u.s0 = _mm512_load_ps(reinterpret_cast<const float*>(rec + 512));
-      u.s1 = _mm512_load_ps(reinterpret_cast<const float*>(rec + 576));
+      u.s0 = _mm512_load_ps(reinterpret_cast<const float*>(rec + kUnpackedS0));
+      u.s1 = _mm512_load_ps(reinterpret_cast<const float*>(rec + kUnpackedS1));
     } else {
       PrefetchBlock<Kind>(a.group, b);
       Unpack<Kind>(a.group, b, &u);
@@ -262,8 +262,8 @@ void Gemm(const IntArgs& a) {
     Unpack<Kind>(a.group, b, &u);
     uint8_t* rec = a.scratch + b * kUnpackedBlockBytes;
     for (int o = 0; o < 8; ++o) _mm512_store_si512(rec + 64 * o, u.w[o]);
-    _mm512_store_ps(reinterpret_cast<float*>(rec + 512), u.s0);
-    _mm512_store_ps(reinterpret_cast<float*>(rec + 576),
+    _mm512_store_ps(reinterpret_cast<float*>(rec + kUnpackedS0), u.s0);
+    _mm512_store_ps(reinterpret_cast<float*>(rec + kUnpackedS1),
                     ClassOf(Kind) ? u.s1 : _mm512_setzero_ps());
   }
   int t = 0;
