@@ -51,11 +51,14 @@ int RunChat(const ChatOptions& o) {
     auto text = g.RenderChat(messages);
     if (!text.ok()) return ReportError(text.status());
     std::string answer;
-    auto st = g.Generate(g.tokenizer().Encode(*text), o.n_predict, [&](const std::string& piece) {
-      answer += piece;
-      std::fwrite(piece.data(), 1, piece.size(), stdout);
-      std::fflush(stdout);
-    });
+    SamplingParams greedy;
+    greedy.temperature = 0;
+    auto st =
+        g.Generate(g.tokenizer().Encode(*text), o.n_predict, greedy, [&](const TokenEvent& e) {
+          answer += e.text;
+          std::fwrite(e.text.data(), 1, e.text.size(), stdout);
+          std::fflush(stdout);
+        });
     std::printf("\n");
     std::fflush(stdout);
     if (!st.ok()) {
@@ -67,7 +70,7 @@ int RunChat(const ChatOptions& o) {
     std::fprintf(stderr, "[prompt %d tokens (%d reused), TTFT %.0f ms, %d tokens, %.1f tok/s%s]\n",
                  st->prompt_tokens, st->cached_tokens, st->ttft_s * 1e3, st->generated,
                  st->generated > 1 ? (st->generated - 1) / st->decode_s : 0.0,
-                 st->stopped_by_eog ? "" : ", length limit");
+                 st->stopped ? "" : ", length limit");
   }
   return 0;
 }

@@ -1,7 +1,6 @@
-// Text generation for the terminal commands (`run -p`, `chat`): tokenizer + chat template +
-// greedy decoding on the fast forward pass, keeping the KV cache of the conversation so a new
-// turn only computes the tokens after the longest common prefix. (The serving engine replaces
-// this for concurrent requests.)
+// Text generation for the terminal commands (`run`, `chat`): tokenizer + chat template over the
+// serving engine (one request at a time). A chat's earlier turns are found in the engine's prefix
+// cache, so a new turn only computes the tokens after the cached full blocks.
 #pragma once
 
 #include <functional>
@@ -9,23 +8,20 @@
 #include <string>
 #include <vector>
 
-#include "model/fast_forward.h"
-#include "tokenizer/detokenizer.h"
+#include "engine/engine.h"
+#include "model/model_tokenizer.h"
 #include "tokenizer/jinja/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 namespace brisk::cli {
 
-// The tokenizer a model carries: GGUF metadata, or the HF directory's tokenizer.json.
-Result<Tokenizer> TokenizerForModel(const Model& model);
-
 struct GenerationStats {
   int prompt_tokens = 0;
-  int cached_tokens = 0;  // prompt tokens reused from the previous turn
+  int cached_tokens = 0;  // prompt tokens reused from the prefix cache
   int generated = 0;
-  double ttft_s = 0;    // prompt processing + first token
-  double decode_s = 0;  // after the first token
-  bool stopped_by_eog = false;
+  double ttft_s = 0;     // prompt processing + first token
+  double decode_s = 0;   // after the first token
+  bool stopped = false;  // end of generation (EOG / stop), not the length limit
 };
 
 class Generator {
@@ -38,18 +34,17 @@ class Generator {
   // Renders messages with the model's chat template (generation prompt appended).
   Result<std::string> RenderChat(const nlohmann::ordered_json& messages) const;
 
-  // Greedy generation after `prompt` (token ids); calls on_text with each decoded piece.
+  // Generates after `prompt` (token ids); on_token sees each token and its decoded text piece
+  // (called on the engine thread while this call waits).
   Result<GenerationStats> Generate(const std::vector<int32_t>& prompt, int max_tokens,
-                                   const std::function<void(const std::string&)>& on_text);
+                                   const SamplingParams& sampling,
+                                   const std::function<void(const TokenEvent&)>& on_token);
 
  private:
   std::unique_ptr<Model> model_;
   Tokenizer tokenizer_;
   std::unique_ptr<jinja::ChatTemplate> template_;
-  std::unique_ptr<ThreadPool> pool_;
-  std::unique_ptr<FastForward> fwd_;
-  std::unique_ptr<SeqKvCache> kv_;
-  std::vector<int32_t> cached_;  // tokens whose K/V are in kv_
+  std::unique_ptr<Engine> engine_;
 };
 
 }  // namespace brisk::cli

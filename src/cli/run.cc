@@ -1,6 +1,6 @@
-// `brisk run`: one-shot greedy generation. `-p TEXT` takes text (rendered with the model's chat
-// template as one user message unless --raw) and streams text; `--tokens 1,2,3` takes ids and
-// prints the generated ids.
+// `brisk run`: one-shot generation through the engine (greedy unless --temp). `-p TEXT` takes
+// text (rendered with the chat template as one user message unless --raw) and streams text;
+// `--tokens 1,2,3` takes ids and prints the generated ids.
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -25,46 +25,42 @@ struct RunOptions {
   int n_predict = 16;
   int threads = 0;
   int context = 4096;
+  float temperature = 0;  // greedy by default: reproducible output for scripts and tests
+  int top_k = 0;
+  float top_p = 1.0f;
+  float min_p = 0.0f;
+  int64_t seed = -1;
 };
 
+SamplingParams Sampling(const RunOptions& o) {
+  SamplingParams p;
+  p.temperature = o.temperature;
+  p.top_k = o.top_k;
+  p.top_p = o.top_p;
+  p.min_p = o.min_p;
+  if (o.seed >= 0) p.seed = uint64_t(o.seed);
+  return p;
+}
+
+// --tokens: ids in, ids out (stdout), timings on stderr.
 int RunTokens(const RunOptions& o, const std::string& path) {
   auto prompt = ParseTokenList(o.tokens);
   if (!prompt.ok()) return ReportError(prompt.status());
-  auto model = Model::Load(path);
-  if (!model.ok()) return ReportError(model.status());
-  const ModelConfig& c = (*model)->config();
-  if (IsSynthetic(**model)) std::fprintf(stderr, "%s\n", kSyntheticNotice);
-  ThreadPool pool(o.threads);
-  FastForward fwd(**model, pool, 256);
-  const int capacity =
-      int(std::min<int64_t>(c.context_length, int64_t(prompt->size()) + o.n_predict));
-  SeqKvCache kv(c, capacity);
-  const double t0 = NowSeconds();
-  int32_t next = 0;
-  const int32_t last = int32_t(prompt->size()) - 1;
-  std::vector<float> logits(c.n_vocab);
-  Status st = fwd.Run(*prompt, 0, kv.blocks(), std::span<const int32_t>(&last, 1), logits.data());
-  if (!st.ok()) return ReportError(st);
-  next = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
-  const double t1 = NowSeconds();
+  auto gen = Generator::Create(path, o.threads, o.context);
+  if (!gen.ok()) return ReportError(gen.status());
+  Generator& g = **gen;
+  if (IsSynthetic(g.model())) std::fprintf(stderr, "%s\n", kSyntheticNotice);
   std::vector<int32_t> out;
-  int pos = int(prompt->size());
-  for (int i = 0; i < o.n_predict; ++i) {
-    out.push_back(next);
-    if (i + 1 == o.n_predict || pos >= capacity) break;
-    const SeqRun run{kv.blocks(), pos++, 1};
-    const int32_t row = 0, tok = next;
-    st = fwd.RunBatchArgmax(std::span(&tok, 1), std::span(&run, 1), std::span(&row, 1), &next);
-    if (!st.ok()) return ReportError(st);
-  }
-  const double t2 = NowSeconds();
+  auto st = g.Generate(*prompt, o.n_predict, Sampling(o),
+                       [&](const TokenEvent& e) { out.push_back(e.token); });
+  if (!st.ok()) return ReportError(st.status());
   for (size_t i = 0; i < out.size(); ++i) std::printf("%s%d", i ? "," : "", out[i]);
   std::printf("\n");
   std::fflush(stdout);  // ids first, timing after, even when both go to one pipe
   std::fprintf(stderr,
-               "prompt %zu tokens in %.1f ms, generated %zu tokens in %.1f ms (%.1f tok/s)\n",
-               prompt->size(), (t1 - t0) * 1e3, out.size(), (t2 - t1) * 1e3,
-               out.size() > 1 ? (out.size() - 1) / (t2 - t1) : 0.0);
+               "prompt %d tokens, TTFT %.1f ms, generated %d tokens in %.1f ms (%.1f tok/s)\n",
+               st->prompt_tokens, st->ttft_s * 1e3, st->generated, st->decode_s * 1e3,
+               st->generated > 1 ? (st->generated - 1) / st->decode_s : 0.0);
   return 0;
 }
 
@@ -82,8 +78,8 @@ int RunText(const RunOptions& o, const std::string& path) {
     text = *rendered;
   }
   const std::vector<int32_t> ids = g.tokenizer().Encode(text);
-  auto st = g.Generate(ids, o.n_predict, [](const std::string& piece) {
-    std::fwrite(piece.data(), 1, piece.size(), stdout);
+  auto st = g.Generate(ids, o.n_predict, Sampling(o), [](const TokenEvent& e) {
+    std::fwrite(e.text.data(), 1, e.text.size(), stdout);
     std::fflush(stdout);
   });
   std::printf("\n");
@@ -107,7 +103,7 @@ int RunRun(const RunOptions& o) {
 
 CommandFn AddRunCommand(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
-  CLI::App* sub = app.add_subcommand("run", "One-shot greedy generation");
+  CLI::App* sub = app.add_subcommand("run", "One-shot generation (greedy unless --temp)");
   sub->add_option("-m,--model", o->model,
                   "GGUF file or HF directory (default: the embedded synthetic Qwen2.5-0.5B)");
   sub->add_option("-p,--prompt", o->prompt, "prompt text (a user message of the chat template)");
@@ -118,6 +114,11 @@ CommandFn AddRunCommand(CLI::App& app) {
   sub->add_option("-c,--context", o->context, "context size for -p (tokens)")
       ->check(CLI::Range(16, 1 << 20));
   sub->add_option("-t,--threads", o->threads, "compute threads (default: all cores)");
+  sub->add_option("--temp", o->temperature, "sampling temperature (0 = greedy)");
+  sub->add_option("--top-k", o->top_k, "top-k sampling (0 = off)");
+  sub->add_option("--top-p", o->top_p, "nucleus sampling (1 = off)");
+  sub->add_option("--min-p", o->min_p, "min-p sampling (0 = off)");
+  sub->add_option("--seed", o->seed, "sampling seed (default: random)");
   return [o] { return RunRun(*o); };
 }
 

@@ -52,6 +52,17 @@ void WriteKv(const KvBlocks& kv, int layer, int pos, const float* k, const float
     }
 }
 
+// ref::RopeNeox with the (cos, sin) pairs of the position precomputed.
+void RopeFromTable(float* x, int head_dim, const double* cs) {
+  const int half = head_dim / 2;
+  for (int i = 0; i < half; ++i) {
+    const double c = cs[2 * i], s = cs[2 * i + 1];
+    const double a = x[i], b = x[i + half];
+    x[i] = float(a * c - b * s);
+    x[i + half] = float(a * s + b * c);
+  }
+}
+
 }  // namespace
 
 FastForward::FastForward(const Model& model, ThreadPool& pool, int max_batch_tokens)
@@ -96,6 +107,7 @@ FastForward::FastForward(const Model& model, ThreadPool& pool, int max_batch_tok
   ff_.resize(T * c_.n_ff);
   tmp_.resize(T * c_.n_embd);
   token_pos_.resize(T);
+  rope_.resize(T * size_t(c_.head_dim));
   token_run_.resize(T);
   // Room for the largest block size a store may use (the scratch is per block, not per context).
   attn_scratch_per_thread_ = AttendScratchFloats(c_.group_size(), c_.head_dim, kMaxKvBlockSize);
@@ -156,9 +168,19 @@ void FastForward::Body(std::span<const int32_t> tokens, std::span<const SeqRun> 
       token_run_[t] = int32_t(r);
     }
   const WeightTensor& e = model_.weights().token_embd;
+  const int hd = c_.head_dim;
   pool_.ParallelFor(n, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
-    for (int64_t i = t0; i < t1; ++i)
+    for (int64_t i = t0; i < t1; ++i) {
       DequantizeRow(e.type, e.row(tokens[i]), &x_[size_t(i) * c_.n_embd], c_.n_embd);
+      // RoPE angles of this token's position, once for all heads and layers (the formula of
+      // ref::RopeNeox, so the rotation is bit-identical to it).
+      double* cs = &rope_[size_t(i) * hd];
+      for (int j = 0; j < hd / 2; ++j) {
+        const double angle = double(token_pos_[i]) * std::pow(c_.rope_theta, -2.0 * j / hd);
+        cs[2 * j] = std::cos(angle);
+        cs[2 * j + 1] = std::sin(angle);
+      }
+    }
   });
   for (int l = 0; l < c_.n_layer; ++l) Layer(l, n, runs);
 }
@@ -184,13 +206,14 @@ void FastForward::Layer(int l, int n, std::span<const SeqRun> runs) {
       if (c_.qkv_bias)
         for (int i = 0; i < ldqkv; ++i) q[i] += P.bqkv[i];
       const int pos = token_pos_[t];
+      const double* cs = &rope_[size_t(t) * hd];
       for (int h = 0; h < c_.n_head; ++h) {
         if (c_.qk_norm) ref::RmsNorm(q + h * hd, P.q_norm.data(), hd, c_.rms_eps, q + h * hd);
-        ref::RopeNeox(q + h * hd, hd, pos, c_.rope_theta);
+        RopeFromTable(q + h * hd, hd, cs);
       }
       for (int h = 0; h < c_.n_head_kv; ++h) {
         if (c_.qk_norm) ref::RmsNorm(k + h * hd, P.k_norm.data(), hd, c_.rms_eps, k + h * hd);
-        ref::RopeNeox(k + h * hd, hd, pos, c_.rope_theta);
+        RopeFromTable(k + h * hd, hd, cs);
       }
       WriteKv(runs[token_run_[t]].kv, l, pos, k, v);
     }

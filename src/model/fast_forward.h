@@ -80,6 +80,7 @@ class FastForward {
   // Activations for up to max_tokens_ tokens.
   std::vector<float> x_, xn_, qkv_, att_, gu_, ff_, tmp_;
   std::vector<int32_t> token_pos_, token_run_;  // per token: position and run index
+  std::vector<double> rope_;                    // per token: head_dim/2 (cos, sin) pairs
   std::vector<float> attn_scratch_;             // per thread: AttendScratchFloats
   size_t attn_scratch_per_thread_ = 0;
 };

@@ -164,9 +164,12 @@ TEST(Cli, RunPromptEqualsTokenPathDecoded) {
 }
 
 TEST(Cli, ChatReusesTheConversationPrefix) {
-  Output o = Brisk("chat -m " + Tiny() + " -n 4 <<< $'hello\\nand again'");
+  // A system prompt long enough to fill whole KV blocks: the prefix cache reuses full blocks.
+  Output o = Brisk("chat -m " + Tiny() +
+                   " -s 'You are a helpful assistant. Answer briefly.' -n 4 <<< $'hello\\nand again'");
   ASSERT_EQ(o.code, 0) << o.out;
-  // The second turn's prompt starts with the first turn's: its line reports reused tokens.
+  // The second turn's prompt starts with the first turn's: its line reports reused tokens
+  // (whole 16-token blocks of the first turn, found in the engine's prefix cache).
   auto first = o.out.find("reused");
   ASSERT_NE(first, std::string::npos) << o.out;
   auto second = o.out.find("reused", first + 1);

@@ -1,0 +1,424 @@
+#include "engine/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include "engine/stop_matcher.h"
+#include "tokenizer/detokenizer.h"
+
+namespace brisk {
+namespace {
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Greedy with nothing that needs the logits themselves: the lm_head can fuse the argmax.
+bool PlainGreedy(const SamplingParams& p) {
+  return p.temperature == 0.0f && p.repetition_penalty == 1.0f && p.presence_penalty == 0.0f &&
+         p.frequency_penalty == 0.0f && p.logit_bias.empty() && !p.logprobs && p.top_logprobs == 0;
+}
+
+}  // namespace
+
+const char* FinishReasonName(FinishReason r) {
+  switch (r) {
+    case FinishReason::kStop:
+      return "stop";
+    case FinishReason::kLength:
+      return "length";
+    case FinishReason::kCancelled:
+      return "cancelled";
+    case FinishReason::kDeadline:
+      return "deadline";
+    case FinishReason::kError:
+      return "error";
+  }
+  return "?";
+}
+
+struct Engine::Active {
+  uint64_t id = 0;
+  GenerationRequest req;
+  SeqState seq;
+  std::unique_ptr<Sampler> sampler;
+  std::unique_ptr<StreamingDetokenizer> detok;
+  std::unique_ptr<StopMatcher> stop;
+  double t_submit = 0, t_scheduled = -1, t_first = -1, t_last = -1, deadline = 0;
+  int generated = 0;
+  bool finished = false;
+};
+
+Result<std::unique_ptr<Engine>> Engine::Create(const Model& model, const Tokenizer* tokenizer,
+                                               const EngineConfig& config) {
+  EngineConfig c = config;
+  const ModelConfig& mc = model.config();
+  if (c.max_num_seqs < 1 || c.max_num_seqs > 1024)
+    return Status::Error("max_num_seqs must be in 1..1024, got " + std::to_string(c.max_num_seqs));
+  if (c.max_num_batched_tokens < 1 || c.max_num_batched_tokens > 65536)
+    return Status::Error("max_num_batched_tokens must be in 1..65536, got " +
+                         std::to_string(c.max_num_batched_tokens));
+  if (c.max_prefill_chunk < 0) return Status::Error("max_prefill_chunk must be >= 0");
+  if (c.kv_block_size < 1 || c.kv_block_size > kMaxKvBlockSize)
+    return Status::Error("KV block size must be in 1.." + std::to_string(kMaxKvBlockSize));
+  if (c.max_waiting < 0) return Status::Error("max_waiting must be >= 0");
+  if (c.max_model_len == 0) c.max_model_len = int(std::min<int64_t>(mc.context_length, 8192));
+  if (c.max_model_len < 2 || c.max_model_len > mc.context_length)
+    return Status::Error("max_model_len must be in 2.." + std::to_string(mc.context_length) +
+                         " (the model's context length), got " + std::to_string(c.max_model_len));
+  const size_t block_bytes = KvStore::BlockBytes(mc, c.kv_block_size, c.kv_type);
+  const int64_t blocks_per_seq = (c.max_model_len + c.kv_block_size - 1) / c.kv_block_size;
+  if (c.kv_cache_bytes == 0)
+    c.kv_cache_bytes = std::min<size_t>(
+        size_t(2) << 30, size_t(blocks_per_seq) * size_t(c.max_num_seqs) * block_bytes);
+  const int64_t n_blocks = int64_t(c.kv_cache_bytes / block_bytes);
+  if (n_blocks < blocks_per_seq)
+    return Status::Error("the KV cache budget (" + std::to_string(c.kv_cache_bytes >> 20) +
+                         " MiB) holds " + std::to_string(n_blocks * c.kv_block_size) +
+                         " tokens, fewer than max_model_len " + std::to_string(c.max_model_len));
+  if (n_blocks > (int64_t(1) << 30)) return Status::Error("KV cache budget too large");
+  return std::unique_ptr<Engine>(new Engine(model, tokenizer, c, int(n_blocks)));
+}
+
+Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfig& config,
+               int n_blocks)
+    : model_(model),
+      tokenizer_(tokenizer),
+      config_(config),
+      pool_(std::make_unique<ThreadPool>(config.threads)),
+      fwd_(std::make_unique<FastForward>(model, *pool_, config.max_num_batched_tokens)),
+      kv_(std::make_unique<KvStore>(model.config(), n_blocks, config.kv_block_size,
+                                    config.kv_type)),
+      blocks_(n_blocks, config.kv_block_size, config.prefix_caching),
+      scheduler_({config.max_num_seqs, config.max_num_batched_tokens, config.max_prefill_chunk},
+                 blocks_),
+      max_num_seqs_(config.max_num_seqs),
+      controller_({config.batch_policy, config.max_num_seqs, config.max_num_batched_tokens,
+                   config.tpot_target_ms}) {
+  if (tokenizer_) eog_ids_ = tokenizer_->eog_ids();
+  logits_.resize(size_t(config.max_num_seqs) * size_t(model.config().n_vocab));
+  argmax_.resize(size_t(config.max_num_seqs));
+  stats_.max_num_seqs = config.max_num_seqs;
+  stats_.kv_blocks_total = stats_.kv_blocks_free = n_blocks;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+Engine::~Engine() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+  TakeInbox();
+  for (auto& [id, a] : active_)
+    if (!a->finished) Finish(*a, FinishReason::kCancelled, "engine shut down");
+}
+
+Result<uint64_t> Engine::Submit(GenerationRequest req) {
+  const int V = fwd_->config().n_vocab;
+  if (!req.sink) return Status::Error("request has no sink");
+  if (req.prompt.empty()) return Status::Error("the prompt is empty");
+  for (int32_t t : req.prompt)
+    if (t < 0 || t >= V)
+      return Status::Error("prompt token id " + std::to_string(t) +
+                           " is outside the vocabulary (0.." + std::to_string(V - 1) + ")");
+  if (int64_t(req.prompt.size()) >= config_.max_model_len)
+    return Status::Error("the prompt has " + std::to_string(req.prompt.size()) +
+                         " tokens; max_model_len is " + std::to_string(config_.max_model_len) +
+                         " (prompt + at least one generated token)");
+  if (req.max_tokens < 1)
+    return Status::Error("max_tokens must be >= 1, got " + std::to_string(req.max_tokens));
+  if (req.min_tokens < 0 || req.min_tokens > req.max_tokens)
+    return Status::Error("min_tokens must be in 0..max_tokens, got " +
+                         std::to_string(req.min_tokens));
+  if (!std::isfinite(req.timeout_s) || req.timeout_s < 0)
+    return Status::Error("timeout must be a finite number of seconds >= 0");
+  for (int32_t t : req.stop_token_ids)
+    if (t < 0 || t >= V) return Status::Error("stop token id " + std::to_string(t) + " is invalid");
+  if (!req.stop.empty() && !tokenizer_)
+    return Status::Error("stop strings need a tokenizer (none loaded)");
+  BRISK_RETURN_IF_ERROR(ValidateSamplingParams(req.sampling, V));
+
+  auto a = std::make_unique<Active>();
+  a->t_submit = Now();
+  if (req.timeout_s > 0) a->deadline = a->t_submit + req.timeout_s;
+  const uint64_t seed = req.sampling.seed ? *req.sampling.seed : std::random_device{}();
+  a->sampler = std::make_unique<Sampler>(req.sampling, V, seed);
+  if (tokenizer_) a->detok = std::make_unique<StreamingDetokenizer>(*tokenizer_, false);
+  a->stop = std::make_unique<StopMatcher>(req.stop);
+  a->seq.tokens = req.prompt;
+  a->seq.num_prompt = int(req.prompt.size());
+  a->seq.priority = req.priority;
+  a->req = std::move(req);
+  uint64_t id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return Status::Error("the engine is shutting down");
+    if (queued_ >= config_.max_waiting + max_num_seqs_.load()) {
+      ++stats_.rejected;
+      return Status::Error("overloaded: " + std::to_string(queued_) +
+                           " requests are queued or running; retry later");
+    }
+    id = next_id_++;
+    a->id = id;
+    a->seq.id = id;
+    ++queued_;
+    inbox_.push_back(std::move(a));
+  }
+  wake_.notify_all();
+  return id;
+}
+
+void Engine::Cancel(uint64_t id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancels_.push_back(id);
+  }
+  wake_.notify_all();
+}
+
+EngineStats Engine::Stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+void Engine::SetBatchPolicy(BatchPolicy policy, int max_num_seqs, int max_num_batched_tokens,
+                            double tpot_target_ms) {
+  auto c = std::make_unique<BatchControllerConfig>();
+  c->policy = policy;
+  c->max_num_seqs = std::clamp(max_num_seqs, 1, config_.max_num_seqs);
+  c->max_num_batched_tokens = std::clamp(max_num_batched_tokens, 1, config_.max_num_batched_tokens);
+  c->tpot_target_ms = tpot_target_ms > 0 ? tpot_target_ms : config_.tpot_target_ms;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_policy_ = std::move(c);
+  }
+  wake_.notify_all();
+}
+
+void Engine::SetMaxNumSeqs(int n) {
+  SetBatchPolicy(BatchPolicy::kStatic, n, config_.max_num_batched_tokens, 0);
+}
+
+void Engine::TakeInbox() {
+  std::vector<std::unique_ptr<Active>> in;
+  std::vector<uint64_t> cancels;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    in.swap(inbox_);
+    cancels.swap(cancels_);
+  }
+  for (auto& a : in) {
+    a->seq.arrival = next_arrival_++;
+    scheduler_.Add(&a->seq);
+    const uint64_t id = a->id;
+    active_[id] = std::move(a);
+  }
+  for (uint64_t id : cancels) {
+    auto it = active_.find(id);
+    if (it != active_.end() && !it->second->finished)
+      Finish(*it->second, FinishReason::kCancelled, "cancelled");
+  }
+}
+
+void Engine::Finish(Active& a, FinishReason reason, const std::string& message,
+                    const std::string& stop) {
+  if (a.finished) return;
+  a.finished = true;
+  scheduler_.Remove(&a.seq);
+  const double now = Now();
+  FinishInfo f;
+  f.reason = reason;
+  f.message = message;
+  f.stop_matched = stop;
+  f.usage.prompt_tokens = a.seq.num_prompt;
+  f.usage.completion_tokens = a.generated;
+  f.usage.cached_tokens = std::min(a.seq.num_cached, a.seq.num_prompt);
+  RequestTimings& t = f.timings;
+  t.queued_s = a.t_scheduled >= 0 ? a.t_scheduled - a.t_submit : now - a.t_submit;
+  t.ttft_s = a.t_first >= 0 ? a.t_first - a.t_submit : 0;
+  t.e2e_s = now - a.t_submit;
+  t.prefill_s = a.t_first >= 0 && a.t_scheduled >= 0 ? a.t_first - a.t_scheduled : 0;
+  t.decode_s = a.t_first >= 0 ? a.t_last - a.t_first : 0;
+  t.preemptions = a.seq.num_preemptions;
+  {
+    // Published before the sink hears of it: whoever waits on the finish sees its blocks freed.
+    std::lock_guard<std::mutex> lock(mu_);
+    --queued_;
+    ++stats_.finished;
+    PublishLocked();
+  }
+  a.req.sink->OnFinish(f);
+}
+
+void Engine::PublishLocked() {
+  EngineStats& s = stats_;
+  s.running = scheduler_.num_running();
+  s.waiting = scheduler_.num_waiting() + int(inbox_.size());
+  s.max_num_seqs = max_num_seqs_.load();
+  s.kv_blocks_free = blocks_.num_free_blocks();
+  s.kv_usage = blocks_.usage();
+  s.prefix_queried_tokens = blocks_.stats().prefix_queries;
+  s.prefix_hit_tokens = blocks_.stats().prefix_hits;
+  s.preemptions = scheduler_.num_preemptions();
+}
+
+void Engine::EmitToken(Active& a, const SampleResult& r, double now) {
+  a.seq.tokens.push_back(r.token);
+  ++a.generated;
+  if (a.t_first < 0) a.t_first = now;
+  a.t_last = now;
+  const bool eog = std::find(eog_ids_.begin(), eog_ids_.end(), r.token) != eog_ids_.end();
+  const bool stop_token = std::find(a.req.stop_token_ids.begin(), a.req.stop_token_ids.end(),
+                                    r.token) != a.req.stop_token_ids.end();
+  const bool stops = stop_token || (eog && !a.req.ignore_eos);
+  TokenEvent e;
+  e.token = r.token;
+  e.logprob = r.logprob;
+  e.top = r.top;
+  std::string matched;
+  if (!stops && a.detok) e.text = a.stop->Append(a.detok->Push(r.token), &matched);
+  const bool length =
+      a.generated >= a.req.max_tokens || int64_t(a.seq.tokens.size()) >= config_.max_model_len;
+  if ((stops || length) && matched.empty() && a.detok) {
+    e.text += a.stop->Append(a.detok->Flush(), &matched);
+    if (matched.empty()) e.text += a.stop->Flush();
+  }
+  a.req.sink->OnToken(e);
+  if (!matched.empty())
+    Finish(a, FinishReason::kStop, {}, matched);
+  else if (stops)
+    Finish(a, FinishReason::kStop);
+  else if (length)
+    Finish(a, FinishReason::kLength);
+}
+
+bool Engine::Step() {
+  TakeInbox();
+  const double t0 = Now();
+  for (auto& [id, a] : active_)
+    if (!a->finished && a->deadline > 0 && t0 > a->deadline)
+      Finish(*a, FinishReason::kDeadline, "deadline exceeded");
+
+  {
+    std::unique_ptr<BatchControllerConfig> pending;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      pending.swap(pending_policy_);
+    }
+    if (pending) controller_ = BatchController(*pending);
+  }
+  const BatchLimits limits = controller_.limits();
+  max_num_seqs_.store(limits.max_num_seqs);
+  SchedulerConfig sc = scheduler_.config();
+  sc.max_num_seqs = limits.max_num_seqs;
+  sc.max_num_batched_tokens = limits.max_num_batched_tokens;
+  scheduler_.set_config(sc);
+  const StepPlan plan = scheduler_.Schedule();
+  if (plan.chunks.empty()) return false;
+
+  const int V = fwd_->config().n_vocab;
+  batch_tokens_.clear();
+  runs_.clear();
+  logit_rows_.clear();
+  std::vector<Active*> sampled;
+  bool all_plain = true;
+  int64_t prompt_tokens = 0;
+  for (const ScheduledChunk& c : plan.chunks) {
+    Active& a = *active_.at(c.seq->id);
+    if (a.t_scheduled < 0) a.t_scheduled = t0;
+    batch_tokens_.insert(batch_tokens_.end(), c.seq->tokens.begin() + c.start,
+                         c.seq->tokens.begin() + c.start + c.n);
+    const std::span<const int32_t> table = blocks_.BlockTable(c.seq->id);
+    runs_.push_back({KvBlocks{kv_.get(), table.data(), int(table.size())}, c.start, c.n});
+    prompt_tokens += std::max(0, std::min(c.start + c.n, c.seq->num_prompt) - c.start);
+    if (c.sample) {
+      logit_rows_.push_back(int32_t(batch_tokens_.size()) - 1);
+      sampled.push_back(&a);
+      const bool suppressing = a.req.ignore_eos || a.generated < a.req.min_tokens;
+      all_plain = all_plain && PlainGreedy(a.req.sampling) && !suppressing;
+    }
+  }
+  Status st;
+  if (sampled.empty())
+    st = fwd_->RunBatch(batch_tokens_, runs_, {}, nullptr);
+  else if (all_plain)
+    st = fwd_->RunBatchArgmax(batch_tokens_, runs_, logit_rows_, argmax_.data());
+  else
+    st = fwd_->RunBatch(batch_tokens_, runs_, logit_rows_, logits_.data());
+  if (!st.ok()) {  // inputs were validated at submission: a failure here fails the batch only
+    for (const ScheduledChunk& c : plan.chunks)
+      Finish(*active_.at(c.seq->id), FinishReason::kError, st.message());
+  } else {
+    scheduler_.Commit(plan);
+    {
+      // Counted before the sinks hear of the tokens, so counters never lag what clients got.
+      std::lock_guard<std::mutex> lock(mu_);
+      stats_.prompt_tokens += prompt_tokens;
+      stats_.generation_tokens += int64_t(sampled.size());
+    }
+    const double now = Now();
+    std::vector<int32_t> suppress;
+    for (size_t i = 0; i < sampled.size(); ++i) {
+      Active& a = *sampled[i];
+      SampleResult r;
+      if (all_plain) {
+        r.token = argmax_[i];
+      } else {
+        suppress.clear();
+        if (a.req.ignore_eos || a.generated < a.req.min_tokens)
+          suppress.assign(eog_ids_.begin(), eog_ids_.end());
+        if (a.generated < a.req.min_tokens)
+          suppress.insert(suppress.end(), a.req.stop_token_ids.begin(), a.req.stop_token_ids.end());
+        r = a.sampler->Sample(&logits_[i * size_t(V)], a.seq.tokens, suppress);
+      }
+      EmitToken(a, r, now);
+    }
+  }
+  for (auto it = active_.begin(); it != active_.end();)
+    it = it->second->finished ? active_.erase(it) : std::next(it);
+
+  // Feed the batch controller (the load average is read at most once a second).
+  const double t_end = Now();
+  int decode_seqs = 0;
+  for (const ScheduledChunk& c : plan.chunks) decode_seqs += c.start >= c.seq->num_prompt;
+  if (controller_.config().policy == BatchPolicy::kLoadAvg && t_end - load_read_at_ > 1.0) {
+    load1_ = ReadLoadAverage1();
+    load_read_at_ = t_end;
+  }
+  controller_.Observe(t_end, t_end - t0, decode_seqs, scheduler_.num_running(), load1_);
+
+  std::lock_guard<std::mutex> lock(mu_);
+  PublishLocked();
+  EngineStats& s = stats_;
+  s.policy = controller_.config().policy;
+  s.max_num_batched_tokens = controller_.limits().max_num_batched_tokens;
+  s.tpot_p95_ms = controller_.tpot_p95_ms();
+  ++s.steps;
+  s.last_step_seqs = int(plan.chunks.size());
+  s.last_step_tokens = plan.num_tokens;
+  s.last_step_s = Now() - t0;
+  return true;
+}
+
+void Engine::Loop() {
+  bool idle = false;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      // With nothing schedulable (all work waiting on a lowered cap, say) re-check every
+      // millisecond so deadlines still fire; otherwise run the next step at once.
+      auto ready = [&] {
+        return stop_ || !inbox_.empty() || !cancels_.empty() || (!active_.empty() && !idle);
+      };
+      if (!ready()) wake_.wait_for(lock, std::chrono::milliseconds(idle ? 1 : 1000), ready);
+      if (stop_) return;
+    }
+    idle = !Step();
+  }
+}
+
+}  // namespace brisk

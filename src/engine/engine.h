@@ -1,0 +1,136 @@
+// The serving engine (DESIGN §3 "Threads", §5): requests in, tokens out, continuous batching.
+// A step loop on its own thread (worker 0 of the compute pool) repeats: take new submissions and
+// cancellations, drop expired requests, schedule (decodes, prefill chunks, admissions within the
+// token budget and KV blocks), run one batched forward pass over the paged KV cache, sample, and
+// hand tokens to each request's sink. Submit/Cancel/Stats may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/batch_controller.h"
+#include "engine/block_manager.h"
+#include "engine/request.h"
+#include "engine/scheduler.h"
+#include "model/fast_forward.h"
+#include "model/kv_store.h"
+#include "tokenizer/tokenizer.h"
+
+namespace brisk {
+
+struct EngineConfig {
+  int threads = 0;                   // compute threads; 0 = one per core
+  int max_num_seqs = 16;             // sequences per step (the batch controller may lower it)
+  int max_num_batched_tokens = 512;  // tokens per step
+  int max_prefill_chunk = 0;         // tokens of one prompt per step; 0 = the whole budget
+  int max_model_len = 0;             // prompt + output; 0 = min(model context, 8192)
+  size_t kv_cache_bytes = 0;         // hard KV budget; 0 = room for max_num_seqs full sequences,
+                                     // at most 2 GiB
+  KvType kv_type = KvType::kF16;
+  int kv_block_size = kDefaultKvBlockSize;
+  bool prefix_caching = true;
+  int max_waiting = 1024;  // queued requests beyond this are refused ("overloaded")
+  BatchPolicy batch_policy = BatchPolicy::kStatic;
+  double tpot_target_ms = 50;  // slo policy target
+};
+
+// A snapshot for metrics, dashboards and the batch controller.
+struct EngineStats {
+  int running = 0, waiting = 0;
+  int max_num_seqs = 0;
+  int kv_blocks_total = 0, kv_blocks_free = 0;
+  double kv_usage = 0;  // referenced blocks / total
+  int64_t steps = 0;
+  int64_t prompt_tokens = 0;      // prompt tokens computed (cache hits excluded)
+  int64_t generation_tokens = 0;  // tokens sampled
+  int64_t prefix_queried_tokens = 0, prefix_hit_tokens = 0;
+  int64_t preemptions = 0;
+  int64_t finished = 0, rejected = 0;
+  int last_step_seqs = 0, last_step_tokens = 0;
+  double last_step_s = 0;
+  BatchPolicy policy = BatchPolicy::kStatic;
+  int max_num_batched_tokens = 0;  // the controller's current token budget
+  double tpot_p95_ms = 0;          // slo: p95 decode step time in its window
+};
+
+class Engine {
+ public:
+  // `model` (and `tokenizer`, when given) must outlive the engine. Without a tokenizer, token
+  // events carry no text, stop strings are refused and no EOG ids are known beyond the request's
+  // stop_token_ids.
+  static Result<std::unique_ptr<Engine>> Create(const Model& model, const Tokenizer* tokenizer,
+                                                const EngineConfig& config);
+  ~Engine();  // stops the loop; unfinished requests end with kCancelled
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Validates and queues a request; its sink then receives events on the engine thread. Errors
+  // (bad input, "overloaded" when the waiting queue is full) leave the engine untouched.
+  Result<uint64_t> Submit(GenerationRequest request);
+  // Ends a request at the next step (kCancelled) and frees its blocks; unknown ids are ignored.
+  void Cancel(uint64_t id);
+
+  EngineStats Stats() const;
+  const EngineConfig& config() const { return config_; }
+  const ModelConfig& model_config() const { return fwd_->config(); }
+  // Changes the batch policy or its limits at run time (clamped to the configured maxima);
+  // running requests are never dropped: a lower cap only delays admissions. Applied at the next
+  // step.
+  void SetBatchPolicy(BatchPolicy policy, int max_num_seqs, int max_num_batched_tokens,
+                      double tpot_target_ms);
+  // Shorthand: the static policy with this sequence cap.
+  void SetMaxNumSeqs(int n);
+  int max_num_seqs_limit() const { return config_.max_num_seqs; }
+  const Tokenizer* tokenizer() const { return tokenizer_; }
+
+ private:
+  struct Active;
+  Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfig& config, int n_blocks);
+  void Loop();
+  bool Step();  // false when nothing could be scheduled
+  void TakeInbox();
+  void Finish(Active& a, FinishReason reason, const std::string& message = {},
+              const std::string& stop = {});
+  void EmitToken(Active& a, const SampleResult& r, double now);
+  void PublishLocked();  // refreshes stats_ from the scheduler and blocks (mu_ held)
+
+  const Model& model_;
+  const Tokenizer* tokenizer_;
+  EngineConfig config_;
+  std::vector<int32_t> eog_ids_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<FastForward> fwd_;
+  std::unique_ptr<KvStore> kv_;
+  BlockManager blocks_;
+  Scheduler scheduler_;
+
+  // Engine-thread state.
+  std::unordered_map<uint64_t, std::unique_ptr<Active>> active_;
+  std::vector<int32_t> batch_tokens_, logit_rows_, argmax_;
+  std::vector<SeqRun> runs_;
+  std::vector<float> logits_;
+  uint64_t next_arrival_ = 0;
+
+  // Shared with submitters (mu_).
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::vector<std::unique_ptr<Active>> inbox_;
+  std::vector<uint64_t> cancels_;
+  int queued_ = 0;  // submitted, not yet finished (for the waiting limit)
+  uint64_t next_id_ = 1;
+  bool stop_ = false;
+  EngineStats stats_;              // published copy, updated after each step
+  std::atomic<int> max_num_seqs_;  // the controller's current cap (for the waiting limit)
+  std::unique_ptr<BatchControllerConfig> pending_policy_;  // set by SetBatchPolicy (mu_)
+  BatchController controller_;                             // engine thread
+  double load_read_at_ = -1, load1_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace brisk

@@ -1,0 +1,86 @@
+// The step scheduler (DESIGN §5, after vLLM v1): one token budget per step, spent on running
+// sequences first (decode tokens, then the rest of partially prefilled prompts in chunks), then on
+// admitting waiting sequences by priority and arrival, while num_seqs <= max_num_seqs,
+// tokens <= max_num_batched_tokens and KV blocks last. When blocks run out, the lowest-priority,
+// latest-arrived running sequence is preempted: its blocks are freed and it is recomputed later
+// (through the prefix cache, usually most of it for free). No sequence is dropped for memory.
+//
+// Pure bookkeeping over a BlockManager: no threads, no model. The engine owns the SeqState
+// objects and runs the plan; tests drive it with random workloads.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "engine/block_manager.h"
+
+namespace brisk {
+
+struct SchedulerConfig {
+  int max_num_seqs = 16;             // sequences per step
+  int max_num_batched_tokens = 512;  // tokens per step (all sequences)
+  int max_prefill_chunk = 0;         // tokens of one prompt per step; 0 = the whole budget
+};
+
+struct SeqState {
+  SeqId id = 0;
+  int priority = 0;             // lower runs first (vLLM's convention)
+  uint64_t arrival = 0;         // submission order
+  std::vector<int32_t> tokens;  // prompt + generated so far
+  int num_prompt = 0;
+  int num_computed = 0;  // tokens whose K/V are in the cache
+  int num_cached = 0;    // of those, how many came from the prefix cache at the last admission
+  int num_preemptions = 0;
+  bool running = false;
+};
+
+struct ScheduledChunk {
+  SeqState* seq;
+  int start;    // first position
+  int n;        // tokens [start, start + n)
+  bool sample;  // the chunk reaches the last known token: sample the next one
+};
+
+struct StepPlan {
+  std::vector<ScheduledChunk> chunks;  // running sequences' chunks first, then new admissions
+  int num_tokens = 0;
+  std::vector<SeqState*> preempted;  // moved back to waiting this step
+  std::vector<SeqState*> admitted;   // newly running this step
+};
+
+class Scheduler {
+ public:
+  Scheduler(const SchedulerConfig& config, BlockManager& blocks);
+
+  // Queues a sequence (not yet running). The caller keeps it alive until Remove.
+  void Add(SeqState* seq);
+  // Drops a sequence wherever it is and frees its blocks.
+  void Remove(SeqState* seq);
+
+  StepPlan Schedule();
+  // After the forward pass of `plan`: marks chunks computed and registers full blocks in the
+  // prefix cache. Call before appending sampled tokens (or after: only computed tokens count).
+  void Commit(const StepPlan& plan);
+
+  void set_config(const SchedulerConfig& c) { config_ = c; }
+  const SchedulerConfig& config() const { return config_; }
+  int num_running() const { return int(running_.size()); }
+  int num_waiting() const { return int(waiting_.size()); }
+  const std::vector<SeqState*>& running() const { return running_; }
+  int64_t num_preemptions() const { return preemptions_; }
+
+ private:
+  static bool Before(const SeqState* a, const SeqState* b);  // scheduling order
+  void InsertWaiting(SeqState* s);
+  void Preempt(SeqState* s);
+
+  SchedulerConfig config_;
+  BlockManager& blocks_;
+  std::vector<SeqState*> running_;  // kept in scheduling order
+  std::deque<SeqState*> waiting_;   // kept in scheduling order
+  int64_t preemptions_ = 0;
+};
+
+}  // namespace brisk

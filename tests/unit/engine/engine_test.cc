@@ -1,0 +1,354 @@
+// The serving engine end to end on the golden tiny model: batch invariance (concurrent greedy
+// requests produce exactly their solo output), preemption and resumption, prefix-cache hits,
+// seeded sampling, stop conditions, cancellation, deadlines and input errors.
+#include "engine/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+
+#include "model/model_tokenizer.h"
+#include "test_paths.h"
+
+namespace brisk {
+namespace {
+
+class Collector : public RequestSink {
+ public:
+  void OnToken(const TokenEvent& e) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    tokens_.push_back(e.token);
+    text_ += e.text;
+    cv_.notify_all();
+  }
+  void OnFinish(const FinishInfo& f) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    info_ = f;
+    done_ = true;
+    cv_.notify_all();
+  }
+  // Waits for the finish (at most 60 s: a hang fails the test instead of blocking CI).
+  bool Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(60), [&] { return done_; });
+  }
+  bool WaitTokens(size_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(60),
+                        [&] { return tokens_.size() >= n || done_; });
+  }
+  std::vector<int32_t> tokens() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return tokens_;
+  }
+  std::string text() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return text_;
+  }
+  FinishInfo info() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return info_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<int32_t> tokens_;
+  std::string text_;
+  FinishInfo info_;
+  bool done_ = false;
+};
+
+class EngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto m = Model::Load(
+        test::FindGoldenOrData("models/tiny-untied-q4_k_m.gguf", "golden/tiny-untied-q4_k_m.gguf"));
+    ASSERT_TRUE(m.ok()) << m.message();
+    model_ = std::move(m).value();
+    auto t = TokenizerForModel(*model_);
+    ASSERT_TRUE(t.ok()) << t.message();
+    tok_ = std::make_unique<Tokenizer>(std::move(t).value());
+  }
+  std::vector<int32_t> Prompt(int n, int salt) const {
+    std::vector<int32_t> t(n);
+    for (int i = 0; i < n; ++i) t[i] = int32_t((i * 131 + salt * 977 + 7) % 2000);
+    return t;
+  }
+  std::unique_ptr<Engine> MakeEngine(EngineConfig c) {
+    c.threads = 2;
+    auto e = Engine::Create(*model_, tok_.get(), c);
+    EXPECT_TRUE(e.ok()) << e.message();
+    return e.ok() ? std::move(e).value() : nullptr;
+  }
+  GenerationRequest Greedy(std::vector<int32_t> prompt, int max_tokens,
+                           std::shared_ptr<Collector> sink) {
+    GenerationRequest r;
+    r.prompt = std::move(prompt);
+    r.sampling.temperature = 0;
+    r.max_tokens = max_tokens;
+    r.ignore_eos = true;  // fixed lengths: the tiny model's greedy output may hit EOG early
+    r.sink = std::move(sink);
+    return r;
+  }
+  // Runs requests one at a time on a fresh engine: the reference outputs.
+  std::vector<std::vector<int32_t>> Solo(const std::vector<GenerationRequest>& reqs) {
+    EngineConfig c;
+    c.max_num_seqs = 1;
+    auto e = MakeEngine(c);
+    std::vector<std::vector<int32_t>> out;
+    for (GenerationRequest r : reqs) {
+      auto s = std::make_shared<Collector>();
+      r.sink = s;
+      EXPECT_TRUE(e->Submit(std::move(r)).ok());
+      EXPECT_TRUE(s->Wait());
+      out.push_back(s->tokens());
+    }
+    return out;
+  }
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Tokenizer> tok_;
+};
+
+bool Small() { return std::getenv("BRISK_TEST_SMALL") != nullptr; }
+
+TEST_F(EngineTest, ConcurrentRequestsEqualTheirSoloOutput) {
+  const int n = Small() ? 8 : 32;
+  std::vector<GenerationRequest> reqs;
+  for (int i = 0; i < n; ++i) {
+    GenerationRequest r = Greedy(Prompt(3 + (i * 7) % 40, i), 6 + i % 5, nullptr);
+    if (i % 3 == 1) r.ignore_eos = false, r.max_tokens = 8;  // plain greedy: fused-argmax path
+    if (i % 4 == 3) r.sampling.temperature = 0.7f, r.sampling.seed = 100 + i;  // seeded sampling
+    reqs.push_back(std::move(r));
+  }
+  const auto solo = Solo(reqs);
+  EngineConfig c;
+  c.max_num_seqs = 32;
+  c.max_num_batched_tokens = 96;  // long prompts are chunked, mixed with decodes
+  auto e = MakeEngine(c);
+  std::vector<std::shared_ptr<Collector>> sinks;
+  for (GenerationRequest r : reqs) {
+    sinks.push_back(std::make_shared<Collector>());
+    r.sink = sinks.back();
+    ASSERT_TRUE(e->Submit(std::move(r)).ok());
+  }
+  for (int i = 0; i < n; ++i) {
+    ASSERT_TRUE(sinks[i]->Wait());
+    EXPECT_EQ(sinks[i]->tokens(), solo[i]) << "request " << i;
+  }
+  const EngineStats st = e->Stats();
+  EXPECT_GT(st.steps, 0);
+  EXPECT_EQ(st.kv_blocks_free, st.kv_blocks_total);  // every block back in the pool
+  EXPECT_EQ(st.finished, n);
+}
+
+TEST_F(EngineTest, PreemptedRequestsResumeWithIdenticalTokens) {
+  std::vector<GenerationRequest> reqs;
+  for (int i = 0; i < 6; ++i) reqs.push_back(Greedy(Prompt(16 + i, 50 + i), 40, nullptr));
+  const auto solo = Solo(reqs);
+  EngineConfig c;
+  c.max_num_seqs = 6;
+  c.max_model_len = 64;
+  c.kv_block_size = 16;
+  // Room for 8 blocks: two or three sequences of 60 tokens, not six: preemption must happen.
+  c.kv_cache_bytes = 8 * KvStore::BlockBytes(model_->config(), 16, KvType::kF16);
+  auto e = MakeEngine(c);
+  std::vector<std::shared_ptr<Collector>> sinks;
+  for (GenerationRequest r : reqs) {
+    sinks.push_back(std::make_shared<Collector>());
+    r.sink = sinks.back();
+    ASSERT_TRUE(e->Submit(std::move(r)).ok());
+  }
+  int preempted = 0;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    ASSERT_TRUE(sinks[i]->Wait());
+    EXPECT_EQ(sinks[i]->tokens(), solo[i]) << "request " << i;
+    EXPECT_EQ(sinks[i]->info().reason, FinishReason::kLength);
+    preempted += sinks[i]->info().timings.preemptions;
+  }
+  EXPECT_GT(preempted, 0);
+  EXPECT_GT(e->Stats().preemptions, 0);
+  EXPECT_EQ(e->Stats().kv_blocks_free, e->Stats().kv_blocks_total);
+}
+
+TEST_F(EngineTest, PrefixCacheHitSkipsCachedTokensAndMatchesColdRun) {
+  EngineConfig cold_cfg;
+  cold_cfg.prefix_caching = false;
+  const auto prompt = Prompt(40, 9);
+  const auto cold = Solo({Greedy(prompt, 10, nullptr)})[0];
+  auto e = MakeEngine(EngineConfig{});
+  auto a = std::make_shared<Collector>(), b = std::make_shared<Collector>();
+  ASSERT_TRUE(e->Submit(Greedy(prompt, 10, a)).ok());
+  ASSERT_TRUE(a->Wait());
+  const int64_t computed_before = e->Stats().prompt_tokens;
+  ASSERT_TRUE(e->Submit(Greedy(prompt, 10, b)).ok());
+  ASSERT_TRUE(b->Wait());
+  EXPECT_EQ(a->tokens(), cold);
+  EXPECT_EQ(b->tokens(), cold);
+  EXPECT_EQ(a->info().usage.cached_tokens, 0);
+  EXPECT_EQ(b->info().usage.cached_tokens, 32);  // two full 16-token blocks of the 40
+  EXPECT_EQ(e->Stats().prompt_tokens - computed_before, 40 - 32);
+  EXPECT_EQ(e->Stats().prefix_hit_tokens, 32);
+  // Without the cache nothing is reused.
+  auto off = MakeEngine(cold_cfg);
+  auto c1 = std::make_shared<Collector>(), c2 = std::make_shared<Collector>();
+  ASSERT_TRUE(off->Submit(Greedy(prompt, 10, c1)).ok());
+  ASSERT_TRUE(c1->Wait());
+  ASSERT_TRUE(off->Submit(Greedy(prompt, 10, c2)).ok());
+  ASSERT_TRUE(c2->Wait());
+  EXPECT_EQ(c2->info().usage.cached_tokens, 0);
+  EXPECT_EQ(c2->tokens(), cold);
+}
+
+TEST_F(EngineTest, RejectsBadRequestsAndKeepsServing) {
+  EngineConfig c;
+  c.max_model_len = 64;
+  auto e = MakeEngine(c);
+  auto sink = std::make_shared<Collector>();
+  auto bad = [&](auto mutate, const char* what) {
+    GenerationRequest r = Greedy(Prompt(5, 1), 4, sink);
+    mutate(r);
+    auto id = e->Submit(std::move(r));
+    EXPECT_FALSE(id.ok()) << what;
+    if (!id.ok()) {
+      EXPECT_FALSE(id.message().empty());
+    }
+  };
+  bad([](GenerationRequest& r) { r.prompt.clear(); }, "empty prompt");
+  bad([](GenerationRequest& r) { r.prompt[2] = 2051; }, "token past the vocabulary");
+  bad([](GenerationRequest& r) { r.prompt[0] = -1; }, "negative token");
+  bad([&](GenerationRequest& r) { r.prompt = Prompt(64, 2); }, "prompt over max_model_len");
+  bad([](GenerationRequest& r) { r.max_tokens = 0; }, "zero max_tokens");
+  bad([](GenerationRequest& r) { r.max_tokens = -3; }, "negative max_tokens");
+  bad([](GenerationRequest& r) { r.min_tokens = 9; }, "min_tokens over max_tokens");
+  bad([](GenerationRequest& r) { r.sampling.temperature = -1; }, "negative temperature");
+  bad([](GenerationRequest& r) { r.sampling.top_p = 1.5f; }, "top_p over 1");
+  bad([](GenerationRequest& r) { r.sink = nullptr; }, "no sink");
+  bad([](GenerationRequest& r) { r.timeout_s = -1; }, "negative timeout");
+  // Still serving.
+  ASSERT_TRUE(e->Submit(Greedy(Prompt(5, 1), 4, sink)).ok());
+  ASSERT_TRUE(sink->Wait());
+  EXPECT_EQ(sink->tokens().size(), 4u);
+  // max_tokens past max_model_len: stops at the context limit with "length".
+  auto longer = std::make_shared<Collector>();
+  ASSERT_TRUE(e->Submit(Greedy(Prompt(60, 3), 100, longer)).ok());
+  ASSERT_TRUE(longer->Wait());
+  EXPECT_EQ(longer->tokens().size(), 4u);
+  EXPECT_EQ(longer->info().reason, FinishReason::kLength);
+}
+
+TEST_F(EngineTest, CancelAndDeadlineFreeTheirBlocks) {
+  auto e = MakeEngine(EngineConfig{});
+  auto s = std::make_shared<Collector>();
+  auto id = e->Submit(Greedy(Prompt(30, 4), 100000, s));
+  ASSERT_TRUE(id.ok());
+  ASSERT_TRUE(s->WaitTokens(3));
+  e->Cancel(*id);
+  ASSERT_TRUE(s->Wait());
+  EXPECT_EQ(s->info().reason, FinishReason::kCancelled);
+  auto d = std::make_shared<Collector>();
+  GenerationRequest r = Greedy(Prompt(30, 5), 100000, d);
+  r.timeout_s = 0.05;
+  ASSERT_TRUE(e->Submit(std::move(r)).ok());
+  ASSERT_TRUE(d->Wait());
+  EXPECT_EQ(d->info().reason, FinishReason::kDeadline);
+  EXPECT_LT(d->tokens().size(), 100000u);
+  const EngineStats st = e->Stats();
+  EXPECT_EQ(st.running, 0);
+  EXPECT_EQ(st.kv_blocks_free, st.kv_blocks_total);
+}
+
+TEST_F(EngineTest, BoundedQueueRefusesWhenFull) {
+  EngineConfig c;
+  c.max_num_seqs = 1;
+  c.max_waiting = 1;
+  auto e = MakeEngine(c);
+  std::vector<std::shared_ptr<Collector>> sinks;
+  int refused = 0;
+  for (int i = 0; i < 5; ++i) {
+    sinks.push_back(std::make_shared<Collector>());
+    auto id = e->Submit(Greedy(Prompt(8, i), 200, sinks.back()));
+    if (!id.ok()) {
+      ++refused;
+      EXPECT_NE(id.message().find("overloaded"), std::string::npos) << id.message();
+      sinks.pop_back();
+    }
+  }
+  EXPECT_EQ(refused, 3);  // one running + one waiting fit
+  for (auto& s : sinks) ASSERT_TRUE(s->Wait());
+  EXPECT_EQ(e->Stats().rejected, 3);
+}
+
+TEST_F(EngineTest, StopStringEndsTheTextBeforeIt) {
+  auto e = MakeEngine(EngineConfig{});
+  auto full = std::make_shared<Collector>();
+  GenerationRequest r = Greedy(Prompt(12, 7), 24, full);
+  ASSERT_TRUE(e->Submit(r).ok());
+  ASSERT_TRUE(full->Wait());
+  const std::string text = full->text();
+  ASSERT_GE(text.size(), 6u) << "the tiny model produced too little text for this test";
+  // A stop string from the middle of the full output.
+  const size_t at = text.size() / 2;
+  const std::string stop = text.substr(at, 3);
+  const size_t first = text.find(stop);
+  auto cut = std::make_shared<Collector>();
+  r.sink = cut;
+  r.stop = {stop};
+  ASSERT_TRUE(e->Submit(r).ok());
+  ASSERT_TRUE(cut->Wait());
+  EXPECT_EQ(cut->text(), text.substr(0, first));
+  EXPECT_EQ(cut->info().reason, FinishReason::kStop);
+  EXPECT_EQ(cut->info().stop_matched, stop);
+}
+
+TEST_F(EngineTest, StopTokenAndMinTokens) {
+  auto e = MakeEngine(EngineConfig{});
+  auto full = std::make_shared<Collector>();
+  ASSERT_TRUE(e->Submit(Greedy(Prompt(10, 8), 12, full)).ok());
+  ASSERT_TRUE(full->Wait());
+  const auto toks = full->tokens();
+  ASSERT_EQ(toks.size(), 12u);
+  // Stop on the 5th generated token (first occurrence): output ends with it.
+  const int32_t stop_tok = toks[4];
+  const size_t first = size_t(std::find(toks.begin(), toks.end(), stop_tok) - toks.begin());
+  auto s = std::make_shared<Collector>();
+  GenerationRequest r = Greedy(Prompt(10, 8), 12, s);
+  r.stop_token_ids = {stop_tok};
+  ASSERT_TRUE(e->Submit(r).ok());
+  ASSERT_TRUE(s->Wait());
+  EXPECT_EQ(s->tokens().size(), first + 1);
+  EXPECT_EQ(s->info().reason, FinishReason::kStop);
+  // min_tokens beyond that position: the stop token is suppressed until then.
+  auto m = std::make_shared<Collector>();
+  r.sink = m;
+  r.min_tokens = int(first) + 2;
+  ASSERT_TRUE(e->Submit(r).ok());
+  ASSERT_TRUE(m->Wait());
+  const auto got = m->tokens();
+  ASSERT_GE(got.size(), first + 2);
+  for (size_t i = 0; i + 1 < size_t(r.min_tokens) && i < got.size(); ++i)
+    EXPECT_NE(got[i], stop_tok) << i;
+}
+
+TEST_F(EngineTest, SeededSamplingReproduces) {
+  auto e = MakeEngine(EngineConfig{});
+  std::vector<std::vector<int32_t>> outs;
+  for (uint64_t seed : {11u, 11u, 12u}) {
+    auto s = std::make_shared<Collector>();
+    GenerationRequest r = Greedy(Prompt(9, 3), 24, s);
+    r.sampling.temperature = 1.0f;
+    r.sampling.top_p = 0.95f;
+    r.sampling.seed = seed;
+    ASSERT_TRUE(e->Submit(std::move(r)).ok());
+    ASSERT_TRUE(s->Wait());
+    outs.push_back(s->tokens());
+  }
+  EXPECT_EQ(outs[0], outs[1]);
+  EXPECT_NE(outs[0], outs[2]);
+}
+
+}  // namespace
+}  // namespace brisk
