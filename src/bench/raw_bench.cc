@@ -1,5 +1,7 @@
 #include "bench/raw_bench.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -43,9 +45,17 @@ double KvBytesPerToken(const ModelConfig& c) {
 }  // namespace
 
 Result<RawBenchReport> RunRawBench(const RawBenchOptions& o) {
+  ThreadPool pool(o.threads);
+  // Load = open + mmap + validate + repack every weight for the kernels (what a server pays at
+  // start), measured before the probes allocate their large buffers so peak RSS is the model's.
+  const double t_load = Now();
   BRISK_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(o.model));
   const ModelConfig& c = model->config();
-  ThreadPool pool(o.threads);
+  const int max_batch = std::max({o.pp, *std::max_element(o.batches.begin(), o.batches.end()), 1});
+  FastForward fwd(*model, pool, max_batch);
+  const double load_s = Now() - t_load;
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
   RawBenchReport rep;
   rep.cpu = DescribeCpu();
   rep.isa = std::string(IsaName(ActiveIsa()));
@@ -62,8 +72,8 @@ Result<RawBenchReport> RunRawBench(const RawBenchOptions& o) {
   rep.int8_peak_gops = peak.gops;
   rep.peak_instruction = peak.instruction;
 
-  const int max_batch = std::max({o.pp, *std::max_element(o.batches.begin(), o.batches.end()), 1});
-  FastForward fwd(*model, pool, max_batch);
+  rep.load_s = load_s;
+  rep.peak_rss_mb = double(ru.ru_maxrss) / 1024.0;
   const double weight_bytes = double(fwd.packed_bytes());
   rep.weight_mb = weight_bytes / 1e6;
   const double ops_tok = MatmulOpsPerToken(c);
@@ -155,9 +165,11 @@ std::string RawBenchReport::ToTable() const {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "brisk %s | %s | ISA %s | %d threads\nmodel %s (%s), %.1f MB of packed weights\n"
+                "load (mmap + repack) %.2f s, peak RSS after load %.0f MB\n"
                 "measured: read bandwidth %.1f GB/s, int8 peak %.0f GOPS (%s)\n\n",
                 BRISK_VERSION, cpu.c_str(), isa.c_str(), threads, model.c_str(), file_type.c_str(),
-                weight_mb, bandwidth_gb_s, int8_peak_gops, peak_instruction.c_str());
+                weight_mb, load_s, peak_rss_mb, bandwidth_gb_s, int8_peak_gops,
+                peak_instruction.c_str());
   s += buf;
   if (synthetic) s += std::string(kSyntheticNotice) + "\n\n";
   s += "| test          |     tok/s |   GB/s | % roofline |   GOPS | % int8 peak |\n";
@@ -182,6 +194,8 @@ std::string RawBenchReport::ToJson() const {
   j["file_type"] = file_type;
   j["synthetic_weights"] = synthetic;
   j["packed_weight_mb"] = weight_mb;
+  j["load_s"] = load_s;
+  j["peak_rss_mb_after_load"] = peak_rss_mb;
   j["read_bandwidth_gb_s"] = bandwidth_gb_s;
   j["int8_peak_gops"] = int8_peak_gops;
   j["int8_peak_instruction"] = peak_instruction;

@@ -37,6 +37,8 @@ struct RawBenchReport {
   double bandwidth_gb_s = 0, int8_peak_gops = 0;
   std::string peak_instruction;
   double weight_mb = 0;
+  double load_s = 0;       // Model::Load + weight repacking
+  double peak_rss_mb = 0;  // peak resident set right after loading
   std::vector<RawBenchRow> rows;
   std::string ToTable() const;
   std::string ToJson() const;
