@@ -1,4 +1,5 @@
-// `brisk bench raw`: pp / tg / batched decode speed against the measured machine limits.
+// `brisk bench raw` (pp / tg / batched decode against the measured machine limits) and the
+// registration of `brisk bench engine` (cli/bench_engine.cc).
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -56,7 +57,8 @@ CommandFn AddBenchCommand(CLI::App& app) {
       ->check(CLI::Range(1, 8192));
   raw->add_option("--reps", o->raw.reps, "repetitions (medians)")->check(CLI::Range(1, 100));
   raw->add_flag("--json", o->json, "print JSON instead of a table");
-  return [o] { return RunBenchRaw(*o); };
+  CommandFn engine = AddBenchEngineSubcommand(*bench);
+  return [o, raw, engine] { return raw->parsed() ? RunBenchRaw(*o) : engine(); };
 }
 
 }  // namespace brisk::cli

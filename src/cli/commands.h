@@ -16,6 +16,8 @@ CommandFn AddPullCommand(CLI::App& app);
 CommandFn AddSynthCommand(CLI::App& app);
 CommandFn AddQuantizeCommand(CLI::App& app);
 CommandFn AddBenchCommand(CLI::App& app);
+// `bench engine`, registered by AddBenchCommand on its `bench` subcommand (cli/bench_engine.cc).
+CommandFn AddBenchEngineSubcommand(CLI::App& bench);
 CommandFn AddChatCommand(CLI::App& app);
 CommandFn AddTokenizeCommand(CLI::App& app);
 

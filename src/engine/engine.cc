@@ -327,7 +327,9 @@ bool Engine::Step() {
   std::vector<Active*> sampled;
   bool all_plain = true;
   int64_t prompt_tokens = 0;
+  int decode_seqs = 0;  // counted now: finished requests' states are freed before the end
   for (const ScheduledChunk& c : plan.chunks) {
+    decode_seqs += c.start >= c.seq->num_prompt;
     Active& a = *active_.at(c.seq->id);
     if (a.t_scheduled < 0) a.t_scheduled = t0;
     batch_tokens_.insert(batch_tokens_.end(), c.seq->tokens.begin() + c.start,
@@ -383,8 +385,6 @@ bool Engine::Step() {
 
   // Feed the batch controller (the load average is read at most once a second).
   const double t_end = Now();
-  int decode_seqs = 0;
-  for (const ScheduledChunk& c : plan.chunks) decode_seqs += c.start >= c.seq->num_prompt;
   if (controller_.config().policy == BatchPolicy::kLoadAvg && t_end - load_read_at_ > 1.0) {
     load1_ = ReadLoadAverage1();
     load_read_at_ = t_end;
