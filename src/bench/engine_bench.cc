@@ -429,6 +429,8 @@ Result<EngineBenchReport> RunEngineBench(const Model& model, const Tokenizer* to
   ec.max_num_batched_tokens = o.max_num_batched_tokens;
   ec.max_prefill_chunk = o.max_prefill_chunk;
   ec.kv_cache_bytes = o.kv_cache_bytes;
+  ec.batch_policy = o.batch_policy;
+  ec.tpot_target_ms = o.tpot_target_ms;
   // The engine's default length (8192 at most) unless a request needs more.
   const int64_t need =
       std::max<int64_t>(int64_t(o.shared_prefix) + o.prompt_len + o.output_len, o.long_prompt + 1) +
@@ -501,14 +503,16 @@ std::string EngineBenchReport::ToTable() const {
       buf, sizeof buf,
       "brisk %s | %s | ISA %s | %d threads\nmodel %s (%s)%s\n"
       "engine: max_num_seqs %d, max_batched_tokens %d, max_prefill_chunk %s, "
-      "max_model_len %d, KV cache %.0f MiB (%d blocks of %d), prefix caching on\n"
+      "max_model_len %d, KV cache %.0f MiB (%d blocks of %d), prefix caching on, "
+      "batch policy %s (TPOT target %.0f ms)\n"
       "workload: prompt %d tokens%s, output %d tokens (greedy, ignore_eos), "
       "warmup %d%s\n\n",
       brisk_version.c_str(), cpu.c_str(), isa.c_str(), threads, model.c_str(),
       file_type.empty() ? "?" : file_type.c_str(), tokenizer ? "" : ", no tokenizer",
       o.max_num_seqs, o.max_num_batched_tokens,
       o.max_prefill_chunk > 0 ? std::to_string(o.max_prefill_chunk).c_str() : "budget",
-      max_model_len, kv_cache_mib, kv_blocks, kv_block_size, o.prompt_len,
+      max_model_len, kv_cache_mib, kv_blocks, kv_block_size, BatchPolicyName(o.batch_policy),
+      o.tpot_target_ms, o.prompt_len,
       o.shared_prefix > 0 ? (" after a shared prefix of " + std::to_string(o.shared_prefix)).c_str()
                           : "",
       o.output_len, o.warmup,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench/stats.h"
+#include "engine/batch_controller.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
 #include "util/status.h"
@@ -39,7 +40,9 @@ struct EngineBenchOptions {
   int max_num_batched_tokens = 512;
   int max_prefill_chunk = 0;
   size_t kv_cache_bytes = 0;  // 0 = the engine's default
-  bool progress = false;      // one stderr line per phase
+  BatchPolicy batch_policy = BatchPolicy::kStatic;
+  double tpot_target_ms = 50;  // slo policy target
+  bool progress = false;       // one stderr line per phase
 };
 
 // The engine's counters over one run (differences of EngineStats before and after).

@@ -15,6 +15,7 @@ struct BenchEngineCliOptions {
   std::string model;
   std::string concurrency = "1,16";
   int kv_cache_mib = 0;
+  std::string batch_policy = "static";
   bool json = false;
   EngineBenchOptions bench;
 };
@@ -30,6 +31,9 @@ int RunBenchEngine(BenchEngineCliOptions& o) {
   if (!path.ok()) return ReportError(path.status());
   o.bench.model = *path;
   o.bench.kv_cache_bytes = size_t(o.kv_cache_mib) << 20;
+  auto policy = ParseBatchPolicy(o.batch_policy);
+  if (!policy.ok()) return ReportError(policy.status());
+  o.bench.batch_policy = *policy;
   o.bench.progress = true;
   auto rep = RunEngineBench(o.bench);
   if (!rep.ok()) return ReportError(rep.status());
@@ -83,6 +87,11 @@ CommandFn AddBenchEngineSubcommand(CLI::App& bench) {
       ->capture_default_str()
       ->check(CLI::Range(0, 1000));
   cmd->add_option("--timeout", b.request_timeout_s, "seconds before a request counts as failed")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--batch-policy", o->batch_policy, "engine: static, loadavg or slo")
+      ->capture_default_str();
+  cmd->add_option("--tpot-target", b.tpot_target_ms, "engine: slo policy TPOT target (ms)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--json", o->json, "print JSON instead of a table");
