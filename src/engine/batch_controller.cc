@@ -41,6 +41,9 @@ BatchController::BatchController(const BatchControllerConfig& c) : c_(c) {
   c_.max_num_batched_tokens = std::max(1, c_.max_num_batched_tokens);
   if (c_.cores <= 0) c_.cores = std::max(1u, std::thread::hardware_concurrency());
   limits_ = {c_.max_num_seqs, c_.max_num_batched_tokens};
+  // slo starts small and grows while latency allows (slow start): a burst admitted at the full
+  // cap before the first measurement would miss the target for its whole lifetime.
+  if (c_.policy == BatchPolicy::kSlo) limits_.max_num_seqs = std::min(c_.max_num_seqs, kSloStart);
 }
 
 double BatchController::tpot_p95_ms() const {
@@ -74,22 +77,23 @@ void BatchController::Observe(double now, double step_s, int decode_seqs, int ru
   if (decode_seqs > 0) steps_.emplace_back(now, step_s);
   while (!steps_.empty() && steps_.front().first < now - c_.window_s) steps_.pop_front();
   if (last_adjust_ < 0) last_adjust_ = now;
-  // Adjust at most once per half window, on enough samples to mean something.
-  if (now - last_adjust_ < c_.window_s / 2 || steps_.size() < 8) return;
+  // Adjust at most four times per window, on enough samples to mean something.
+  if (now - last_adjust_ < c_.window_s / 4 || steps_.size() < 4) return;
   last_adjust_ = now;
-  const double p95 = tpot_p95_ms();
+  // A request's TPOT is the mean of the step times it lived through, so the window's mean decode
+  // step time is what tracks TPOT (the p95 of single steps tracks ITL and over-reacts to the
+  // occasional step that carries a prefill chunk).
+  double mean_ms = 0;
+  for (const auto& st : steps_) mean_ms += st.second;
+  mean_ms = mean_ms / double(steps_.size()) * 1e3;
   const int min_tokens = 16;
-  if (p95 > c_.tpot_target_ms) {
-    // Over target: shed prefill first (it is what makes single steps slow), then sequences.
-    if (limits_.max_num_batched_tokens > std::max(min_tokens, limits_.max_num_seqs))
-      limits_.max_num_batched_tokens =
-          std::max({min_tokens, limits_.max_num_seqs, limits_.max_num_batched_tokens * 7 / 10});
-    else
-      limits_.max_num_seqs = std::max(1, limits_.max_num_seqs * 7 / 10);
+  if (mean_ms > c_.tpot_target_ms) {
+    // Over target: cut both the sequences decoding together and the prefill riding along.
+    limits_.max_num_seqs = std::max(1, limits_.max_num_seqs * 7 / 10);
     limits_.max_num_batched_tokens =
-        std::max(limits_.max_num_batched_tokens, std::min(limits_.max_num_seqs, min_tokens));
+        std::max({min_tokens, limits_.max_num_seqs, limits_.max_num_batched_tokens * 7 / 10});
     steps_.clear();  // judge the new setting on its own steps
-  } else if (p95 < 0.85 * c_.tpot_target_ms) {
+  } else if (mean_ms < 0.9 * c_.tpot_target_ms) {
     // Comfortably under: grow what binds (the cap when every slot is in use), additively.
     if (running >= limits_.max_num_seqs && limits_.max_num_seqs < c_.max_num_seqs)
       limits_.max_num_seqs += std::max(1, limits_.max_num_seqs / 8);

@@ -3,10 +3,11 @@
 //   static  - the configured limits, always.
 //   loadavg - the tiered rule: shrink the sequence cap as the 1-minute load average rises above
 //             the number of cores (other work on the machine steals our cycles).
-//   slo     - feedback on measured latency: the p95 of recent decode step times (a decode step
-//             gives every running sequence one token, so it is their TPOT) is kept under the
-//             TPOT target by additive increase / multiplicative decrease of the sequence cap and
-//             of the per-step token budget (which bounds how much prefill rides along).
+//   slo     - feedback on measured latency: the mean of recent decode step times (a decode step
+//             gives every running sequence one token, so over a request's life it is its TPOT)
+//             is kept just under the TPOT target by additive increase / multiplicative decrease
+//             of the sequence cap and of the per-step token budget (which bounds how much
+//             prefill rides along). It starts small (slow start) and grows while under target.
 // Plain logic, no threads: the engine feeds it after each step and applies its output.
 #pragma once
 
@@ -37,6 +38,8 @@ struct BatchLimits {
 
 class BatchController {
  public:
+  static constexpr int kSloStart = 4;  // the slo policy's initial sequence cap
+
   explicit BatchController(const BatchControllerConfig& c);
 
   // One engine step that ended at `now` (seconds) and took `step_s`, with `decode_seqs` sequences

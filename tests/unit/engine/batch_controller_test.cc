@@ -63,10 +63,17 @@ TEST(BatchController, SloShrinksOverTargetAndGrowsBackUnderIt) {
   // Fast but slots unused: the sequence cap does not grow for nothing.
   BatchController idle(Config(BatchPolicy::kSlo));
   double t = 0;
-  Feed(idle, &t, 20, 120, 64);
-  const int cap = idle.limits().max_num_seqs;
-  Feed(idle, &t, 20, 10, 1);
-  EXPECT_EQ(idle.limits().max_num_seqs, cap);
+  Feed(idle, &t, 20, 10, BatchController::kSloStart - 2);
+  EXPECT_EQ(idle.limits().max_num_seqs, BatchController::kSloStart);
+}
+
+TEST(BatchController, SloStartsSmallAndGrowsToTheMaximumWhileFast) {
+  BatchController b(Config(BatchPolicy::kSlo));
+  EXPECT_EQ(b.limits().max_num_seqs, BatchController::kSloStart);
+  double now = 0;
+  Feed(b, &now, 120, 10, 64);
+  EXPECT_EQ(b.limits().max_num_seqs, 64);
+  EXPECT_EQ(b.limits().max_num_batched_tokens, 512);
 }
 
 TEST(BatchController, SloP95TracksTheWindow) {
