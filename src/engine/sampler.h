@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/vocab_ops.h"
 #include "util/status.h"
 
 namespace brisk {
@@ -123,10 +124,7 @@ class Sampler {
   uint64_t seed() const { return seed_; }  // the effective seed
 
  private:
-  struct Cand {
-    float logit;
-    int32_t id;
-  };
+  using Cand = vocab::LogitId;
   // A run of cand_ whose logits all lie in one histogram bucket; buckets are in descending-logit
   // order, so the candidates in ranked order are the segments in order, each sorted on demand.
   struct Segment {
