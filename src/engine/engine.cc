@@ -266,6 +266,38 @@ void Engine::PublishLocked() {
   s.preemptions = scheduler_.num_preemptions();
 }
 
+// Samples, and while the constraint refuses the token, samples again without it (the row is
+// the sampler's scratch, so each try starts from a saved copy). After a few refusals every token
+// the constraint refuses is masked at once. False (request finished with an error) when no token
+// is allowed at all.
+bool Engine::SampleConstrained(Active& a, float* row, std::vector<int32_t>* suppress,
+                               SampleResult* r) {
+  constexpr int kRetries = 8;
+  const int V = fwd_->config().n_vocab;
+  const TokenConstraint& c = *a.req.constraint;
+  constrained_row_.assign(row, row + V);
+  *r = a.sampler->Sample(row, a.seq.tokens, *suppress);
+  for (int attempt = 0; r->token >= 0 && !c.Allows(r->token); ++attempt) {
+    if (attempt == kRetries) {
+      for (int32_t t = 0; t < V; ++t)
+        if (!c.Allows(t)) suppress->push_back(t);
+    } else if (attempt > kRetries) {
+      r->token = -1;
+      break;
+    } else {
+      suppress->push_back(r->token);
+    }
+    std::copy(constrained_row_.begin(), constrained_row_.end(), row);
+    *r = a.sampler->Sample(row, a.seq.tokens, *suppress);
+  }
+  if (r->token < 0 || !c.Allows(r->token)) {
+    Finish(a, FinishReason::kError, "no token can continue the required output format");
+    return false;
+  }
+  a.req.constraint->Accept(r->token);
+  return true;
+}
+
 void Engine::EmitToken(Active& a, const SampleResult& r, double now) {
   a.seq.tokens.push_back(r.token);
   ++a.generated;
@@ -341,7 +373,7 @@ bool Engine::Step() {
       logit_rows_.push_back(int32_t(batch_tokens_.size()) - 1);
       sampled.push_back(&a);
       const bool suppressing = a.req.ignore_eos || a.generated < a.req.min_tokens;
-      all_plain = all_plain && PlainGreedy(a.req.sampling) && !suppressing;
+      all_plain = all_plain && PlainGreedy(a.req.sampling) && !suppressing && !a.req.constraint;
     }
   }
   Status st;
@@ -375,7 +407,12 @@ bool Engine::Step() {
           suppress.assign(eog_ids_.begin(), eog_ids_.end());
         if (a.generated < a.req.min_tokens)
           suppress.insert(suppress.end(), a.req.stop_token_ids.begin(), a.req.stop_token_ids.end());
-        r = a.sampler->Sample(&logits_[i * size_t(V)], a.seq.tokens, suppress);
+        float* row = &logits_[i * size_t(V)];
+        if (a.req.constraint) {
+          if (!SampleConstrained(a, row, &suppress, &r)) continue;
+        } else {
+          r = a.sampler->Sample(row, a.seq.tokens, suppress);
+        }
       }
       EmitToken(a, r, now);
     }

@@ -59,6 +59,9 @@ struct EngineStats {
   double tpot_p95_ms = 0;          // slo: p95 decode step time in its window
 };
 
+// Submit's error message for a full waiting queue starts with this (servers answer 429).
+inline constexpr const char* kOverloadedPrefix = "overloaded";
+
 class Engine {
  public:
   // `model` (and `tokenizer`, when given) must outlive the engine. Without a tokenizer, token
@@ -98,6 +101,7 @@ class Engine {
   void Finish(Active& a, FinishReason reason, const std::string& message = {},
               const std::string& stop = {});
   void EmitToken(Active& a, const SampleResult& r, double now);
+  bool SampleConstrained(Active& a, float* row, std::vector<int32_t>* suppress, SampleResult* r);
   void PublishLocked();  // refreshes stats_ from the scheduler and blocks (mu_ held)
 
   const Model& model_;
@@ -115,6 +119,7 @@ class Engine {
   std::vector<int32_t> batch_tokens_, logit_rows_, argmax_;
   std::vector<SeqRun> runs_;
   std::vector<float> logits_;
+  std::vector<float> constrained_row_;  // a logits row kept for resampling under a constraint
   uint64_t next_arrival_ = 0;
 
   // Shared with submitters (mu_).

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/sampler.h"
+#include "engine/token_constraint.h"
 
 namespace brisk {
 
@@ -63,6 +64,7 @@ struct GenerationRequest {
   std::vector<std::string> stop;  // stop strings (excluded from the output)
   int priority = 0;               // lower runs first
   double timeout_s = 0;           // deadline after submission; 0 = none
+  std::shared_ptr<TokenConstraint> constraint;  // e.g. JSON output; null = none
   std::shared_ptr<RequestSink> sink;
 };
 

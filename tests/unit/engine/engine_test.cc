@@ -350,5 +350,31 @@ TEST_F(EngineTest, SeededSamplingReproduces) {
   EXPECT_NE(outs[0], outs[2]);
 }
 
+// response_format json_object: whatever the (random-weight) model prefers, the output is a valid
+// JSON object prefix at every token, and a JSON object when generation stops by itself.
+TEST_F(EngineTest, JsonConstraintKeepsOutputValidJson) {
+  auto e = MakeEngine(EngineConfig{});
+  for (uint64_t seed : {1u, 2u, 3u}) {
+    auto s = std::make_shared<Collector>();
+    GenerationRequest r = Greedy(Prompt(12, int(seed)), 48, s);
+    r.ignore_eos = false;
+    r.sampling.temperature = 1.0f;
+    r.sampling.seed = seed;
+    r.constraint = std::make_shared<JsonObjectConstraint>(*tok_);
+    ASSERT_TRUE(e->Submit(std::move(r)).ok());
+    ASSERT_TRUE(s->Wait());
+    const FinishInfo f = s->info();
+    ASSERT_NE(f.reason, FinishReason::kError) << f.message;
+    const std::string text = s->text();
+    ASSERT_FALSE(text.empty());
+    EXPECT_EQ(text[text.find_first_not_of(" \t\r\n")], '{') << text;
+    JsonPrefixChecker check;
+    EXPECT_TRUE(check.Feed(text)) << text;
+    if (f.reason == FinishReason::kStop) {
+      EXPECT_TRUE(check.complete()) << text;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace brisk
