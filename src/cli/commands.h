@@ -20,5 +20,6 @@ CommandFn AddBenchCommand(CLI::App& app);
 CommandFn AddBenchEngineSubcommand(CLI::App& bench);
 CommandFn AddChatCommand(CLI::App& app);
 CommandFn AddTokenizeCommand(CLI::App& app);
+CommandFn AddServeCommand(CLI::App& app);
 
 }  // namespace brisk::cli

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   add(brisk::cli::AddBenchCommand);
   add(brisk::cli::AddChatCommand);
   add(brisk::cli::AddTokenizeCommand);
+  add(brisk::cli::AddServeCommand);
   CLI11_PARSE(app, argc, argv);
   for (auto& [sub, fn] : commands)
     if (sub->parsed()) return fn();

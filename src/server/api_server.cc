@@ -1,0 +1,261 @@
+#include "server/api_server.h"
+
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "server/generation_route.h"
+#include "server/static_assets.h"
+
+namespace brisk::server {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+HttpResponse JsonResponse(int status, const Json& body) {
+  HttpResponse r;
+  r.status = status;
+  r.body = body.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return r;
+}
+
+ApiError Error(int status, std::string type, std::string message, std::string code = {}) {
+  ApiError e;
+  e.status = status;
+  e.type = std::move(type);
+  e.message = std::move(message);
+  e.code = std::move(code);
+  return e;
+}
+
+// Parses a JSON object body; nullopt + error response when it is not one.
+std::optional<Json> ParseObject(const std::string& body, HttpResponse* error) {
+  Json j = Json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    *error = ErrorResponse(BadRequest("the request body must be a JSON object"));
+    return std::nullopt;
+  }
+  return j;
+}
+
+}  // namespace
+
+bool BearerMatches(const std::string* authorization, const std::string& key) {
+  if (!authorization) return false;
+  const std::string expected = "Bearer " + key;
+  const std::string& got = *authorization;
+  // Length differences are not secret (the key length is), contents are: compare every byte.
+  unsigned diff = got.size() == expected.size() ? 0u : 1u;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const unsigned char a = i < got.size() ? static_cast<unsigned char>(got[i]) : 0;
+    diff |= a ^ static_cast<unsigned char>(expected[i]);
+  }
+  return diff == 0;
+}
+
+ApiServer::ApiServer(ServerOptions options, ServerMetrics* metrics, RequestLog* request_log)
+    : options_(std::move(options)), metrics_(metrics), request_log_(request_log) {}
+
+void ApiServer::SetLoaded(const LoadedModel& model) {
+  model_ = model;
+  loaded_.store(true);
+}
+
+void ApiServer::BeginDrain() { draining_.store(true); }
+
+bool ApiServer::Authorized(const HttpRequest& r) const {
+  return options_.api_key.empty() || BearerMatches(r.Header("authorization"), options_.api_key);
+}
+
+void ApiServer::Handle(HttpRequest&& r, std::shared_ptr<HttpExchange> ex) {
+  const std::string& p = r.path;
+  const bool get = r.method == "GET" || r.method == "HEAD";
+  const bool post = r.method == "POST";
+  // Public: liveness and the web UI (the page itself asks for the key).
+  if (p == "/health" && get) return ex->Respond(Health());
+  if (get && FindStaticAsset(p) != nullptr) return ex->Respond(StaticFile(r));
+
+  if (!Authorized(r)) {
+    HttpResponse resp = ErrorResponse(Error(401, "authentication_error",
+                                            "invalid or missing API key (Authorization: Bearer)",
+                                            "invalid_api_key"));
+    resp.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return ex->Respond(std::move(resp));
+  }
+  if (p == "/metrics" && get) return ex->Respond(Metrics());
+  if ((p == "/v1/models" || p == "/models") && get) return ex->Respond(Models());
+  if (p == "/props" && get) return ex->Respond(Props());
+  if (p == "/admin/config" && (get || r.method == "PATCH" || post))
+    return ex->Respond(AdminConfig(r));
+
+  const bool chat = p == "/v1/chat/completions" || p == "/chat/completions";
+  const bool completion = p == "/v1/completions" || p == "/completions";
+  const bool tokenize = p == "/tokenize", detokenize = p == "/detokenize";
+  if (chat || completion || tokenize || detokenize) {
+    if (!post)
+      return ex->Respond(ErrorResponse(
+          Error(405, "invalid_request_error", "use POST for " + p, "method_not_allowed")));
+    if (!loaded_.load())
+      return ex->Respond(ErrorResponse(
+          Error(503, "unavailable_error", "the model is still loading", "model_loading")));
+    if (tokenize) return ex->Respond(Tokenize(r));
+    if (detokenize) return ex->Respond(Detokenize(r));
+    if (draining_.load()) {
+      HttpResponse resp = ErrorResponse(
+          Error(503, "unavailable_error", "the server is shutting down", "shutting_down"));
+      resp.headers.emplace_back("Connection", "close");
+      return ex->Respond(std::move(resp));
+    }
+    return HandleGeneration(*this, model_, chat, std::move(r), std::move(ex));
+  }
+  ex->Respond(ErrorResponse(
+      Error(404, "not_found_error", "no route for " + r.method + " " + p, "not_found")));
+}
+
+HttpResponse ApiServer::Health() const {
+  if (!loaded_.load()) return JsonResponse(503, Json{{"status", "loading"}});
+  if (draining_.load()) return JsonResponse(503, Json{{"status", "draining"}});
+  return JsonResponse(200, Json{{"status", "ok"}});
+}
+
+HttpResponse ApiServer::Models() const {
+  Json m = {{"id", options_.model_id},
+            {"object", "model"},
+            {"created", model_.created},
+            {"owned_by", "brisk"}};
+  if (loaded_.load()) m["max_model_len"] = model_.engine->config().max_model_len;
+  return JsonResponse(200, Json{{"object", "list"}, {"data", Json::array({m})}});
+}
+
+HttpResponse ApiServer::Props() const {
+  Json j = {{"model", options_.model_id}, {"version", BRISK_VERSION}, {"loaded", loaded_.load()}};
+  if (loaded_.load()) {
+    const EngineConfig& c = model_.engine->config();
+    const EngineStats s = model_.engine->Stats();
+    j["synthetic"] = model_.synthetic;
+    j["max_model_len"] = c.max_model_len;
+    j["default_max_tokens"] = options_.default_max_tokens;
+    j["stream_interval"] = options_.stream_interval;
+    j["kv"] = {{"type", c.kv_type == KvType::kF16 ? "f16" : "f32"},
+               {"block_size", c.kv_block_size},
+               {"blocks", s.kv_blocks_total},
+               {"prefix_caching", c.prefix_caching}};
+    j["batch"] = {{"policy", BatchPolicyName(s.policy)},
+                  {"max_num_seqs", s.max_num_seqs},
+                  {"max_num_seqs_limit", c.max_num_seqs},
+                  {"max_num_batched_tokens", s.max_num_batched_tokens},
+                  {"max_num_batched_tokens_limit", c.max_num_batched_tokens},
+                  {"tpot_target_ms", c.tpot_target_ms},
+                  {"max_waiting", c.max_waiting}};
+    j["auth"] = !options_.api_key.empty();
+  }
+  return JsonResponse(200, j);
+}
+
+HttpResponse ApiServer::Tokenize(const HttpRequest& r) const {
+  HttpResponse err;
+  auto j = ParseObject(r.body, &err);
+  if (!j) return err;
+  auto it = j->find("content");
+  if (it == j->end() || !it->is_string())
+    return ErrorResponse(BadRequest("\"content\" must be a string", "content"));
+  const bool special = j->value("add_special", false) || j->value("parse_special", true);
+  const std::string& text = it->get_ref<const std::string&>();
+  const std::vector<int32_t> ids = model_.tokenizer->Encode(text, special);
+  Json out = {{"tokens", ids}};
+  if (j->value("with_pieces", false)) {
+    Json pieces = Json::array();
+    for (int32_t id : ids)
+      pieces.push_back({{"id", id}, {"piece", std::string(model_.tokenizer->PieceBytes(id))}});
+    out["tokens"] = pieces;
+  }
+  return JsonResponse(200, out);
+}
+
+HttpResponse ApiServer::Detokenize(const HttpRequest& r) const {
+  HttpResponse err;
+  auto j = ParseObject(r.body, &err);
+  if (!j) return err;
+  auto it = j->find("tokens");
+  if (it == j->end() || !it->is_array())
+    return ErrorResponse(BadRequest("\"tokens\" must be an array of token ids", "tokens"));
+  const int n_vocab = model_.engine->model_config().n_vocab;
+  std::vector<int32_t> ids;
+  for (const Json& t : *it) {
+    if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= n_vocab)
+      return ErrorResponse(BadRequest(
+          "\"tokens\" must hold integer ids in 0.." + std::to_string(n_vocab - 1), "tokens"));
+    ids.push_back(t.get<int32_t>());
+  }
+  return JsonResponse(200, Json{{"content", model_.tokenizer->Decode(ids)}});
+}
+
+HttpResponse ApiServer::Metrics() const {
+  HttpResponse r;
+  r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  EngineStats s;
+  if (loaded_.load()) s = model_.engine->Stats();
+  r.body = metrics_->Render(s, options_.model_id);
+  return r;
+}
+
+// GET: the batch settings now. PATCH/POST {"batch_policy", "max_num_seqs",
+// "max_num_batched_tokens", "tpot_target_ms"} (any subset): applied at the next engine step,
+// running requests untouched.
+HttpResponse ApiServer::AdminConfig(const HttpRequest& r) {
+  if (!loaded_.load())
+    return ErrorResponse(
+        Error(503, "unavailable_error", "the model is still loading", "model_loading"));
+  Engine& e = *model_.engine;
+  if (r.method != "GET" && r.method != "HEAD") {
+    HttpResponse err;
+    auto j = ParseObject(r.body, &err);
+    if (!j) return err;
+    const EngineStats s = e.Stats();
+    BatchPolicy policy = s.policy;
+    int seqs = s.max_num_seqs, tokens = s.max_num_batched_tokens;
+    double tpot = e.config().tpot_target_ms;
+    for (const auto& [key, v] : j->items()) {
+      if (key == "batch_policy") {
+        auto p = v.is_string() ? ParseBatchPolicy(v.get<std::string>())
+                               : Result<BatchPolicy>(Status::Error("must be a string"));
+        if (!p.ok()) return ErrorResponse(BadRequest("batch_policy: " + p.message(), key));
+        policy = *p;
+      } else if (key == "max_num_seqs" || key == "max_num_batched_tokens") {
+        const int limit =
+            key == "max_num_seqs" ? e.config().max_num_seqs : e.config().max_num_batched_tokens;
+        if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > limit)
+          return ErrorResponse(BadRequest(key + " must be an integer in 1.." +
+                                              std::to_string(limit) +
+                                              " (the limit the server was started with)",
+                                          key));
+        (key == "max_num_seqs" ? seqs : tokens) = v.get<int>();
+      } else if (key == "tpot_target_ms") {
+        if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 1e6)
+          return ErrorResponse(BadRequest("tpot_target_ms must be a number > 0", key));
+        tpot = v.get<double>();
+      } else {
+        return ErrorResponse(BadRequest("unknown setting \"" + key + "\"", key));
+      }
+    }
+    e.SetBatchPolicy(policy, seqs, tokens, tpot);
+    return JsonResponse(200, Json{{"applied", true},
+                                  {"batch_policy", BatchPolicyName(policy)},
+                                  {"max_num_seqs", seqs},
+                                  {"max_num_batched_tokens", tokens},
+                                  {"tpot_target_ms", tpot}});
+  }
+  const EngineStats s = e.Stats();
+  return JsonResponse(200,
+                      Json{{"batch_policy", BatchPolicyName(s.policy)},
+                           {"max_num_seqs", s.max_num_seqs},
+                           {"max_num_batched_tokens", s.max_num_batched_tokens},
+                           {"tpot_target_ms", e.config().tpot_target_ms},
+                           {"max_num_seqs_limit", e.config().max_num_seqs},
+                           {"max_num_batched_tokens_limit", e.config().max_num_batched_tokens}});
+}
+
+HttpResponse ApiServer::StaticFile(const HttpRequest& r) const {
+  return StaticAssetResponse(*FindStaticAsset(r.path), r.Header("if-none-match"));
+}
+
+}  // namespace brisk::server

@@ -1,0 +1,89 @@
+// The routes of `brisk serve` (DESIGN §6): authentication, the loading and draining states, and
+// the small endpoints (health, models, props, tokenize, detokenize, metrics, admin config, the
+// static web UI). Generation routes are in generation_route.h. One ApiServer serves every HTTP
+// thread; the handler never blocks: generation work goes to the engine and comes back through
+// request sinks.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "engine/engine.h"
+#include "server/api_error.h"
+#include "server/http_server.h"
+#include "server/metrics.h"
+#include "server/request_log.h"
+#include "tokenizer/jinja/chat_template.h"
+#include "tokenizer/tokenizer.h"
+
+namespace brisk::server {
+
+struct ServerOptions {
+  std::string model_id = "brisk";  // the name clients use in "model"
+  std::string api_key;             // "" = no authentication
+  int default_max_tokens = 256;
+  int stream_interval = 1;    // max tokens coalesced into one SSE event (1 = every token)
+  double retry_after_s = 1;   // Retry-After of a 429
+  bool log_requests = false;  // one line per finished request on stderr (--log-level debug)
+};
+
+// What exists once the model is loaded (the server answers 503 before).
+struct LoadedModel {
+  Engine* engine = nullptr;
+  const Tokenizer* tokenizer = nullptr;
+  const jinja::ChatTemplate* chat_template = nullptr;  // nullptr: chat route refuses
+  bool synthetic = false;                              // random weights: the UI warns
+  int64_t created = 0;                                 // unix time the model was loaded
+};
+
+class ApiServer {
+ public:
+  ApiServer(ServerOptions options, ServerMetrics* metrics, RequestLog* request_log);
+
+  void SetLoaded(const LoadedModel& model);  // once; the generation routes open
+  // Refuses new generation work with 503 from now on (SIGTERM); running requests finish.
+  void BeginDrain();
+  bool draining() const { return draining_.load(); }
+  // Generation requests submitted and not yet finished.
+  int in_flight() const { return in_flight_.load(); }
+
+  // The HttpHandler.
+  void Handle(HttpRequest&& request, std::shared_ptr<HttpExchange> ex);
+
+  // For generation_route: bookkeeping of one generation request's life.
+  void GenerationStarted() { in_flight_.fetch_add(1); }
+  void GenerationFinished() { in_flight_.fetch_sub(1); }
+  const ServerOptions& options() const { return options_; }
+  ServerMetrics* metrics() const { return metrics_; }
+  RequestLog* request_log() const { return request_log_; }
+  uint64_t NextRequestNumber() { return request_counter_.fetch_add(1) + 1; }
+
+ private:
+  bool Authorized(const HttpRequest& r) const;
+  HttpResponse Health() const;
+  HttpResponse Models() const;
+  HttpResponse Props() const;
+  HttpResponse Tokenize(const HttpRequest& r) const;
+  HttpResponse Detokenize(const HttpRequest& r) const;
+  HttpResponse Metrics() const;
+  HttpResponse AdminConfig(const HttpRequest& r);
+  HttpResponse StaticFile(const HttpRequest& r) const;
+
+  ServerOptions options_;
+  ServerMetrics* metrics_;
+  RequestLog* request_log_;
+  std::atomic<bool> loaded_{false};
+  LoadedModel model_;  // written once before loaded_ is set
+  std::atomic<bool> draining_{false};
+  std::atomic<int> in_flight_{0};
+  std::atomic<uint64_t> request_counter_{0};
+};
+
+// Constant-time comparison of an Authorization header with "Bearer <key>" (no early exit on the
+// first differing byte, so the key cannot be found byte by byte from response times).
+bool BearerMatches(const std::string* authorization, const std::string& key);
+
+}  // namespace brisk::server

@@ -1,0 +1,548 @@
+#include "server/openai_request.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <utility>
+
+#include "server/chat_prompt.h"
+#include "tokenizer/unicode.h"
+
+namespace brisk::server {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string Num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
+}
+
+// What the presets of DESIGN §6 set; explicit request fields win.
+struct Preset {
+  const char* name;
+  int max_tokens;
+  float temperature;
+  float top_p;
+};
+constexpr Preset kPresets[] = {
+    {"qa", 512, 0.7f, 0.9f},
+    {"code", 1024, 0.2f, 0.95f},
+    {"copywriting", 1024, 0.9f, 0.95f},
+};
+
+// Typed access to the fields of the request object. Every getter leaves *out alone when the field
+// is absent or null ("not given") and returns the 400 naming the field when it has the wrong type
+// or range.
+class Fields {
+ public:
+  explicit Fields(const Json& obj) : obj_(obj) {}
+
+  const Json* Get(const char* key) const {
+    auto it = obj_.find(key);
+    if (it == obj_.end() || it->is_null()) return nullptr;
+    return &*it;
+  }
+  bool Has(const char* key) const { return Get(key) != nullptr; }
+
+  std::optional<ApiError> Bool(const char* key, bool* out) const {
+    const Json* v = Get(key);
+    if (!v) return std::nullopt;
+    if (!v->is_boolean()) return TypeError(key, "a boolean", *v);
+    *out = v->get<bool>();
+    return std::nullopt;
+  }
+
+  std::optional<ApiError> String(const char* key, std::string* out) const {
+    const Json* v = Get(key);
+    if (!v) return std::nullopt;
+    if (!v->is_string()) return TypeError(key, "a string", *v);
+    *out = v->get<std::string>();
+    return std::nullopt;
+  }
+
+  // A finite number in [lo, hi] (lo excluded when lo_open).
+  std::optional<ApiError> Float(const char* key, double lo, double hi, bool lo_open,
+                                float* out) const {
+    const Json* v = Get(key);
+    if (!v) return std::nullopt;
+    if (!v->is_number()) return TypeError(key, "a number", *v);
+    const double d = v->get<double>();
+    if (std::isinf(hi) && d > std::numeric_limits<float>::max()) {  // the engine holds floats
+      return BadRequest(std::string(key) + " must be at most " +
+                            Num(std::numeric_limits<float>::max()) + ", got " + Num(d),
+                        key);
+    }
+    if (!std::isfinite(d) || (lo_open ? d <= lo : d < lo) || d > hi) {
+      // hi = infinity: only a lower bound.
+      const std::string range = std::isinf(hi) ? std::string(lo_open ? "> " : ">= ") + Num(lo)
+                                               : std::string("in ") + (lo_open ? "(" : "[") +
+                                                     Num(lo) + ", " + Num(hi) + "]";
+      return BadRequest(std::string(key) + " must be " + range + ", got " + Num(d), key);
+    }
+    *out = static_cast<float>(d);
+    return std::nullopt;
+  }
+
+  // An integer in [lo, hi]; a float with an integral value counts (JavaScript clients).
+  std::optional<ApiError> Int(const char* key, int64_t lo, int64_t hi, int64_t* out) const {
+    const Json* v = Get(key);
+    if (!v) return std::nullopt;
+    int64_t x = 0;
+    if (!AsInt64(*v, &x)) {
+      if (v->is_number_unsigned()) return RangeError(key, lo, hi, v->dump());
+      return TypeError(key, "an integer", *v);
+    }
+    if (x < lo || x > hi) return RangeError(key, lo, hi, std::to_string(x));
+    *out = x;
+    return std::nullopt;
+  }
+
+  std::optional<ApiError> Int32(const char* key, int64_t lo, int64_t hi, int* out) const {
+    int64_t x = 0;
+    if (auto e = Int(key, lo, hi, &x)) return e;
+    if (Has(key)) *out = static_cast<int>(x);
+    return std::nullopt;
+  }
+
+  static bool AsInt64(const Json& v, int64_t* out) {
+    if (v.is_number_unsigned()) {
+      if (v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())) return false;
+      *out = static_cast<int64_t>(v.get<uint64_t>());
+      return true;
+    }
+    if (v.is_number_integer()) {
+      *out = v.get<int64_t>();
+      return true;
+    }
+    if (v.is_number_float()) {
+      const double d = v.get<double>();
+      // 2^63 is the first double above int64's range.
+      if (!std::isfinite(d) || d != std::floor(d) || d < -9.2233720368547758e18 ||
+          d >= 9.2233720368547758e18) {
+        return false;
+      }
+      *out = static_cast<int64_t>(d);
+      return true;
+    }
+    return false;
+  }
+
+  static ApiError TypeError(const std::string& key, const char* expected, const Json& got) {
+    return BadRequest(key + " must be " + expected + ", got " + JsonTypeName(got), key);
+  }
+  static ApiError RangeError(const char* key, int64_t lo, int64_t hi, const std::string& got) {
+    const std::string range = hi == std::numeric_limits<int64_t>::max()
+                                  ? ">= " + std::to_string(lo)
+                                  : "in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+    return BadRequest(std::string(key) + " must be an integer " + range + ", got " + got, key);
+  }
+
+ private:
+  const Json& obj_;
+};
+
+constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+constexpr int64_t kIntMin = std::numeric_limits<int>::min();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Parses the body into a JSON object: valid UTF-8, bounded nesting, JSON syntax, an object.
+std::variant<Json, ApiError> ParseBody(std::string_view body) {
+  if (!tok::IsValidUtf8(body)) {
+    size_t at = 0;
+    while (at < body.size()) {
+      const tok::Utf8Step s = tok::DecodeUtf8(body.data() + at, body.size() - at);
+      if (!s.ok) break;
+      at += s.len;
+    }
+    return BadRequest("the request body is not valid UTF-8 (invalid byte sequence at offset " +
+                      std::to_string(at) + ")");
+  }
+  if (!JsonDepthWithin(body, kMaxJsonDepth)) {
+    return BadRequest("the request body is nested deeper than " + std::to_string(kMaxJsonDepth) +
+                      " levels");
+  }
+  Json j;
+  try {
+    j = Json::parse(body);
+  } catch (const nlohmann::json::exception& e) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 5: ..." -> drop the tag.
+    std::string what = e.what();
+    if (const size_t close = what.find("] ");
+        what.rfind("[json.exception", 0) == 0 && close != std::string::npos) {
+      what = what.substr(close + 2);
+    }
+    return BadRequest("invalid JSON: " + what);
+  }
+  if (!j.is_object()) {
+    return BadRequest("the request body must be a JSON object, got " + JsonTypeName(j));
+  }
+  return j;
+}
+
+std::optional<ApiError> ParseStop(const Fields& f, const RequestLimits& lim,
+                                  GenerationRequest* gen) {
+  const Json* v = f.Get("stop");
+  if (!v) return std::nullopt;
+  std::vector<std::string> stops;
+  if (v->is_string()) {
+    stops.push_back(v->get<std::string>());
+  } else if (v->is_array()) {
+    if (v->size() > lim.max_stop) {
+      return BadRequest("stop may have at most " + std::to_string(lim.max_stop) +
+                            " sequences, got " + std::to_string(v->size()),
+                        "stop");
+    }
+    for (size_t i = 0; i < v->size(); ++i) {
+      if (!(*v)[i].is_string()) {
+        return Fields::TypeError("stop[" + std::to_string(i) + "]", "a string", (*v)[i]);
+      }
+      stops.push_back((*v)[i].get<std::string>());
+    }
+  } else {
+    return Fields::TypeError("stop", "a string or an array of strings", *v);
+  }
+  for (const std::string& s : stops) {
+    if (s.empty()) return BadRequest("stop sequences must not be empty", "stop");
+  }
+  gen->stop = std::move(stops);
+  return std::nullopt;
+}
+
+// Token ids given by the client: integers in [0, n_vocab).
+std::optional<ApiError> TokenIds(const Json& arr, const std::string& param, int n_vocab,
+                                 std::vector<int32_t>* out) {
+  out->clear();
+  for (size_t i = 0; i < arr.size(); ++i) {
+    int64_t id = 0;
+    if (!Fields::AsInt64(arr[i], &id)) {
+      return Fields::TypeError(param + "[" + std::to_string(i) + "]", "a token id (integer)",
+                               arr[i]);
+    }
+    if (id < 0 || id >= n_vocab) {
+      return BadRequest(param + "[" + std::to_string(i) + "]: token id " + std::to_string(id) +
+                            " is out of range [0, " + std::to_string(n_vocab) + ")",
+                        param);
+    }
+    out->push_back(static_cast<int32_t>(id));
+  }
+  return std::nullopt;
+}
+
+std::optional<ApiError> ParseLogitBias(const Fields& f, int n_vocab, SamplingParams* sp) {
+  const Json* v = f.Get("logit_bias");
+  if (!v) return std::nullopt;
+  if (!v->is_object()) return Fields::TypeError("logit_bias", "an object", *v);
+  for (auto it = v->begin(); it != v->end(); ++it) {
+    const std::string& key = it.key();
+    int64_t id = -1;
+    const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+    if (key.empty() || ec != std::errc() || end != key.data() + key.size()) {
+      return BadRequest("logit_bias keys must be token ids (decimal integers), got '" + key + "'",
+                        "logit_bias");
+    }
+    if (id < 0 || id >= n_vocab) {
+      return BadRequest(
+          "logit_bias: token id " + key + " is out of range [0, " + std::to_string(n_vocab) + ")",
+          "logit_bias");
+    }
+    const Json& b = it.value();
+    if (!b.is_number()) return Fields::TypeError("logit_bias[" + key + "]", "a number", b);
+    const double d = b.get<double>();
+    if (!std::isfinite(d) || d < -100 || d > 100) {
+      return BadRequest("logit_bias[" + key + "] must be in [-100, 100], got " + Num(d),
+                        "logit_bias");
+    }
+    sp->logit_bias.emplace_back(static_cast<int32_t>(id), static_cast<float>(d));
+  }
+  return std::nullopt;
+}
+
+std::optional<ApiError> ParseResponseFormat(const Fields& f, OpenAiRequest* r) {
+  const Json* v = f.Get("response_format");
+  if (!v) return std::nullopt;
+  if (!v->is_object()) return Fields::TypeError("response_format", "an object", *v);
+  auto t = v->find("type");
+  if (t == v->end() || !t->is_string()) {
+    return BadRequest("response_format.type must be 'text' or 'json_object'", "response_format");
+  }
+  const std::string type = t->get<std::string>();
+  if (type == "text") return std::nullopt;
+  if (type == "json_object") {
+    r->json_object = true;
+    return std::nullopt;
+  }
+  if (type == "json_schema") {
+    return BadRequest(
+        "response_format type 'json_schema' is not supported; use 'json_object' or 'text'",
+        "response_format", "unsupported_value");
+  }
+  return BadRequest("response_format.type must be 'text' or 'json_object', got '" + type + "'",
+                    "response_format");
+}
+
+// The fields both routes share: model, mode, sampling, lengths, stops, streaming.
+std::optional<ApiError> ParseCommon(const Fields& f, const RequestLimits& lim, OpenAiRequest* r) {
+  if (auto e = f.String("model", &r->model)) return e;
+  if (!r->model.empty() && r->model != lim.model_id) {
+    ApiError e =
+        BadRequest("The model `" + r->model + "` does not exist.", "model", "model_not_found");
+    e.status = 404;
+    e.type = "not_found_error";
+    return e;
+  }
+
+  const Preset* preset = nullptr;
+  if (auto e = f.String("mode", &r->mode)) return e;
+  if (!r->mode.empty()) {
+    for (const Preset& p : kPresets) {
+      if (r->mode == p.name) preset = &p;
+    }
+    if (!preset) {
+      return BadRequest("mode must be one of qa, code, copywriting; got '" + r->mode + "'", "mode");
+    }
+  }
+
+  GenerationRequest& gen = r->gen;
+  SamplingParams& sp = gen.sampling;
+  gen.max_tokens = preset ? preset->max_tokens : lim.default_max_tokens;
+  sp.temperature = preset ? preset->temperature : 1.0f;  // OpenAI's default
+  sp.top_p = preset ? preset->top_p : 1.0f;
+
+  // max_completion_tokens is OpenAI's newer name; it wins when both are sent.
+  const char* max_key = f.Has("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+  if (auto e = f.Int32(max_key, 1, kIntMax, &gen.max_tokens)) return e;
+  if (auto e = f.Float("temperature", 0, 2, false, &sp.temperature)) return e;
+  if (auto e = f.Float("top_p", 0, 1, true, &sp.top_p)) return e;
+  if (auto e = f.Int32("top_k", -1, kIntMax, &sp.top_k)) return e;
+  if (auto e = f.Float("min_p", 0, 1, false, &sp.min_p)) return e;
+  if (auto e = f.Float("presence_penalty", -2, 2, false, &sp.presence_penalty)) return e;
+  if (auto e = f.Float("frequency_penalty", -2, 2, false, &sp.frequency_penalty)) return e;
+  const char* rep_key = f.Has("repetition_penalty") ? "repetition_penalty" : "repeat_penalty";
+  if (auto e = f.Float(rep_key, 0, kInf, true, &sp.repetition_penalty)) return e;
+  if (const Json* seed = f.Get("seed")) {
+    // Any 64-bit integer: negative seeds wrap, as Python clients may send them.
+    int64_t s = 0;
+    if (seed->is_number_unsigned()) {
+      sp.seed = seed->get<uint64_t>();
+    } else if (Fields::AsInt64(*seed, &s)) {
+      sp.seed = static_cast<uint64_t>(s);
+    } else {
+      return Fields::TypeError("seed", "an integer", *seed);
+    }
+  }
+  int n = 1;
+  if (auto e = f.Int32("n", kIntMin, kIntMax, &n)) return e;
+  if (n != 1) {
+    return BadRequest("n must be 1 (one choice per request), got " + std::to_string(n), "n");
+  }
+  if (auto e = ParseStop(f, lim, &gen)) return e;
+  if (const Json* ids = f.Get("stop_token_ids")) {
+    if (!ids->is_array()) return Fields::TypeError("stop_token_ids", "an array", *ids);
+    if (auto e = TokenIds(*ids, "stop_token_ids", lim.n_vocab, &gen.stop_token_ids)) return e;
+  }
+  if (auto e = ParseLogitBias(f, lim.n_vocab, &sp)) return e;
+  if (auto e = f.Int32("min_tokens", 0, kIntMax, &gen.min_tokens)) return e;
+  if (gen.min_tokens > gen.max_tokens) {
+    return BadRequest("min_tokens (" + std::to_string(gen.min_tokens) +
+                          ") must not exceed max_tokens (" + std::to_string(gen.max_tokens) + ")",
+                      "min_tokens");
+  }
+  if (auto e = f.Bool("ignore_eos", &gen.ignore_eos)) return e;
+  if (auto e = f.Int32("priority", kIntMin, kIntMax, &gen.priority)) return e;
+  if (auto e = ParseResponseFormat(f, r)) return e;
+  if (auto e = f.Bool("stream", &r->stream)) return e;
+  if (const Json* so = f.Get("stream_options")) {
+    if (!so->is_object()) return Fields::TypeError("stream_options", "an object", *so);
+    bool include = false;
+    if (auto e = Fields(*so).Bool("include_usage", &include)) {
+      e->param = "stream_options.include_usage";
+      e->message = "stream_options." + e->message;
+      return e;
+    }
+    r->include_usage = r->stream && include;  // usage chunks exist only in streams
+  }
+  if (auto e = f.String("user", &r->user)) return e;
+  return std::nullopt;
+}
+
+// The sampler's own range checks, as a safety net behind the field checks above.
+std::optional<ApiError> CheckSampling(const OpenAiRequest& r, int n_vocab) {
+  const Status st = ValidateSamplingParams(r.gen.sampling, n_vocab);
+  if (st.ok()) return std::nullopt;
+  const std::string& m = st.message();
+  return BadRequest(m, m.substr(0, m.find(' ')));
+}
+
+std::optional<ApiError> ParsePrompt(const Fields& f, int n_vocab, OpenAiRequest* r) {
+  const Json* p = f.Get("prompt");
+  if (!p) return BadRequest("missing required parameter 'prompt'", "prompt");
+  const char* shape =
+      "prompt must be a string, an array of one string, or an array of token ids (integers)";
+  if (p->is_string()) {
+    r->prompt = p->get<std::string>();
+  } else if (p->is_array() && !p->empty()) {
+    const Json& first = (*p)[0];
+    if (first.is_string() || first.is_array()) {
+      if (p->size() != 1) {
+        return BadRequest("batched prompts are not supported: send one prompt per request, got " +
+                              std::to_string(p->size()),
+                          "prompt");
+      }
+      if (first.is_string()) {
+        r->prompt = first.get<std::string>();
+      } else if (auto e = TokenIds(first, "prompt[0]", n_vocab, &r->prompt_tokens)) {
+        return e;
+      }
+    } else if (first.is_number()) {
+      if (auto e = TokenIds(*p, "prompt", n_vocab, &r->prompt_tokens)) return e;
+    } else {
+      return BadRequest(shape, "prompt");
+    }
+  } else if (p->is_array()) {
+    return BadRequest("prompt must not be empty", "prompt");
+  } else {
+    return BadRequest(std::string(shape) + ", got " + JsonTypeName(*p), "prompt");
+  }
+  if (r->prompt.empty() && r->prompt_tokens.empty()) {
+    return BadRequest("prompt must not be empty", "prompt");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool JsonDepthWithin(std::string_view s, int max_depth) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : s) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return false;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return true;
+}
+
+std::string JsonTypeName(const Json& v) {
+  switch (v.type()) {
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::boolean:
+      return "boolean";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+      return "integer";
+    case Json::value_t::number_float:
+      return "number";
+    case Json::value_t::string:
+      return "string";
+    case Json::value_t::array:
+      return "array";
+    case Json::value_t::object:
+      return "object";
+    default:
+      return "binary";
+  }
+}
+
+std::variant<OpenAiRequest, ApiError> ParseChatRequest(std::string_view body,
+                                                       const RequestLimits& limits) {
+  auto parsed = ParseBody(body);
+  if (auto* e = std::get_if<ApiError>(&parsed)) return *e;
+  const Json& j = std::get<Json>(parsed);
+  const Fields f(j);
+  OpenAiRequest r;
+  r.chat = true;
+  if (auto e = ParseCommon(f, limits, &r)) return *e;
+
+  const Json* messages = f.Get("messages");
+  if (!messages) return BadRequest("missing required parameter 'messages'", "messages");
+  if (auto e = ParseMessages(*messages, limits.max_messages, &r.messages)) return *e;
+  if (auto e = ParseTools(f.Get("tools"), f.Get("tool_choice"), &r.tools, &r.tool_choice)) {
+    return *e;
+  }
+  if (const Json* kw = f.Get("chat_template_kwargs")) {
+    if (!kw->is_object()) return Fields::TypeError("chat_template_kwargs", "an object", *kw);
+    r.chat_template_kwargs = *kw;
+  }
+
+  SamplingParams& sp = r.gen.sampling;
+  if (auto e = f.Bool("logprobs", &sp.logprobs)) return *e;
+  if (auto e = f.Int32("top_logprobs", 0, 20, &sp.top_logprobs)) return *e;
+  if (sp.top_logprobs > 0 && !sp.logprobs) {
+    return BadRequest("top_logprobs requires logprobs to be true", "top_logprobs");
+  }
+  if (auto e = CheckSampling(r, limits.n_vocab)) return *e;
+  return r;
+}
+
+std::variant<OpenAiRequest, ApiError> ParseCompletionRequest(std::string_view body,
+                                                             const RequestLimits& limits) {
+  auto parsed = ParseBody(body);
+  if (auto* e = std::get_if<ApiError>(&parsed)) return *e;
+  const Json& j = std::get<Json>(parsed);
+  const Fields f(j);
+  OpenAiRequest r;
+  r.chat = false;
+  if (auto e = ParseCommon(f, limits, &r)) return *e;
+  if (auto e = ParsePrompt(f, limits.n_vocab, &r)) return *e;
+  if (auto e = f.Bool("echo", &r.echo)) return *e;
+
+  std::string suffix;
+  if (auto e = f.String("suffix", &suffix)) return *e;
+  if (!suffix.empty()) return BadRequest("suffix is not supported", "suffix", "unsupported_value");
+  int best_of = 1;
+  if (auto e = f.Int32("best_of", kIntMin, kIntMax, &best_of)) return *e;
+  if (best_of != 1) {
+    return BadRequest("best_of must be 1, got " + std::to_string(best_of), "best_of");
+  }
+
+  // Legacy completions: logprobs is the number of alternatives per token (0 = the chosen token's
+  // log-prob only); true/false are accepted as 0/none.
+  SamplingParams& sp = r.gen.sampling;
+  if (const Json* lp = f.Get("logprobs")) {
+    if (lp->is_boolean()) {
+      sp.logprobs = lp->get<bool>();
+    } else {
+      if (auto e = f.Int32("logprobs", 0, 20, &sp.top_logprobs)) return *e;
+      sp.logprobs = true;
+    }
+  }
+  if (auto e = CheckSampling(r, limits.n_vocab)) return *e;
+  return r;
+}
+
+std::optional<ApiError> CheckPromptLength(int prompt_tokens, int max_tokens, int max_model_len,
+                                          int* clamped_max_tokens) {
+  *clamped_max_tokens = max_tokens;
+  if (prompt_tokens >= max_model_len) {
+    const int64_t total = int64_t(prompt_tokens) + max_tokens;
+    return BadRequest("This model's maximum context length is " + std::to_string(max_model_len) +
+                          " tokens. However, you requested " + std::to_string(total) + " tokens (" +
+                          std::to_string(prompt_tokens) + " in the messages, " +
+                          std::to_string(max_tokens) +
+                          " in the completion). Please reduce the length of the messages or "
+                          "completion.",
+                      /*param=*/"", "context_length_exceeded");
+  }
+  if (int64_t(prompt_tokens) + max_tokens > max_model_len) {
+    *clamped_max_tokens = max_model_len - prompt_tokens;
+  }
+  return std::nullopt;
+}
+
+}  // namespace brisk::server
