@@ -101,7 +101,7 @@ void ReloadBatchSettings(const ServeOptions& o, Engine& engine) {
       std::min(s->max_num_seqs.value_or(now.max_num_seqs), engine.config().max_num_seqs);
   const int tokens = std::min(s->max_num_batched_tokens.value_or(now.max_num_batched_tokens),
                               engine.config().max_num_batched_tokens);
-  const double tpot = s->tpot_target_ms.value_or(engine.config().tpot_target_ms);
+  const double tpot = s->tpot_target_ms.value_or(now.tpot_target_ms);
   engine.SetBatchPolicy(policy, seqs, tokens, tpot);
   std::fprintf(stderr,
                "brisk serve: reloaded %s: policy %s, max_num_seqs %d, max_num_batched_tokens %d, "

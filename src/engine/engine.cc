@@ -100,7 +100,10 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
   if (tokenizer_) eog_ids_ = tokenizer_->eog_ids();
   logits_.resize(size_t(config.max_num_seqs) * size_t(model.config().n_vocab));
   argmax_.resize(size_t(config.max_num_seqs));
-  stats_.max_num_seqs = config.max_num_seqs;
+  stats_.max_num_seqs = controller_.limits().max_num_seqs;
+  stats_.max_num_batched_tokens = controller_.limits().max_num_batched_tokens;
+  stats_.policy = config.batch_policy;
+  stats_.tpot_target_ms = config.tpot_target_ms;
   stats_.kv_blocks_total = stats_.kv_blocks_free = n_blocks;
   thread_ = std::thread([this] { Loop(); });
 }
@@ -433,6 +436,7 @@ bool Engine::Step() {
   EngineStats& s = stats_;
   s.policy = controller_.config().policy;
   s.max_num_batched_tokens = controller_.limits().max_num_batched_tokens;
+  s.tpot_target_ms = controller_.config().tpot_target_ms;
   s.tpot_p95_ms = controller_.tpot_p95_ms();
   ++s.steps;
   s.last_step_seqs = int(plan.chunks.size());

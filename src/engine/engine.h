@@ -57,6 +57,7 @@ struct EngineStats {
   BatchPolicy policy = BatchPolicy::kStatic;
   int max_num_batched_tokens = 0;  // the controller's current token budget
   double tpot_p95_ms = 0;          // slo: p95 decode step time in its window
+  double tpot_target_ms = 0;       // slo: the target in force
 };
 
 // Submit's error message for a full waiting queue starts with this (servers answer 429).

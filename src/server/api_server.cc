@@ -144,7 +144,7 @@ HttpResponse ApiServer::Props() const {
                   {"max_num_seqs_limit", c.max_num_seqs},
                   {"max_num_batched_tokens", s.max_num_batched_tokens},
                   {"max_num_batched_tokens_limit", c.max_num_batched_tokens},
-                  {"tpot_target_ms", c.tpot_target_ms},
+                  {"tpot_target_ms", s.tpot_target_ms},
                   {"max_waiting", c.max_waiting}};
     j["auth"] = !options_.api_key.empty();
   }
@@ -213,7 +213,7 @@ HttpResponse ApiServer::AdminConfig(const HttpRequest& r) {
     const EngineStats s = e.Stats();
     BatchPolicy policy = s.policy;
     int seqs = s.max_num_seqs, tokens = s.max_num_batched_tokens;
-    double tpot = e.config().tpot_target_ms;
+    double tpot = s.tpot_target_ms;
     for (const auto& [key, v] : j->items()) {
       if (key == "batch_policy") {
         auto p = v.is_string() ? ParseBatchPolicy(v.get<std::string>())
@@ -249,7 +249,7 @@ HttpResponse ApiServer::AdminConfig(const HttpRequest& r) {
                       Json{{"batch_policy", BatchPolicyName(s.policy)},
                            {"max_num_seqs", s.max_num_seqs},
                            {"max_num_batched_tokens", s.max_num_batched_tokens},
-                           {"tpot_target_ms", e.config().tpot_target_ms},
+                           {"tpot_target_ms", s.tpot_target_ms},
                            {"max_num_seqs_limit", e.config().max_num_seqs},
                            {"max_num_batched_tokens_limit", e.config().max_num_batched_tokens}});
 }

@@ -34,7 +34,7 @@ void GenerationSink::StartLocked() {
   }
 }
 
-void GenerationSink::EmitPendingLocked(const char* finish_reason) {
+void GenerationSink::EmitPendingLocked() {
   const bool has_logprobs = logprobs_ && !pending_.empty();
   if (!pending_text_.empty() || has_logprobs) {
     Json lp = nullptr;
@@ -49,7 +49,6 @@ void GenerationSink::EmitPendingLocked(const char* finish_reason) {
   for (; calls_sent_ < int(calls_.size()); ++calls_sent_)
     ex_->Write(SseData(ChatToolCallChunk(meta_, calls_sent_, calls_[calls_sent_])));
   pending_tokens_ = 0;
-  (void)finish_reason;
 }
 
 void GenerationSink::OnToken(const TokenEvent& e) {
@@ -73,8 +72,7 @@ void GenerationSink::OnToken(const TokenEvent& e) {
   // --stream-interval: while the client is still receiving earlier events, later tokens are
   // coalesced (up to the interval) instead of queueing one event per token.
   const bool client_busy = ex_->queued_bytes() > 0;
-  if (pending_tokens_ >= server_.options().stream_interval || !client_busy)
-    EmitPendingLocked(nullptr);
+  if (pending_tokens_ >= server_.options().stream_interval || !client_busy) EmitPendingLocked();
 }
 
 void GenerationSink::SendError(int status, const std::string& type, const std::string& message) {
@@ -98,36 +96,14 @@ void GenerationSink::OnFinish(const FinishInfo& f) {
   }
   const bool calls = tools_ && tools_->calls_emitted() > 0;
   const char* reason = OpenAiFinishReason(f, calls);
-  int status = 200;
-  if (ex_->disconnected()) {
-    status = 499;  // client closed the request (nginx's convention, for the log only)
-  } else if (reason == nullptr) {
-    status = f.reason == FinishReason::kDeadline ? 504 : 500;
-    SendError(status, f.reason == FinishReason::kDeadline ? "timeout_error" : "server_error",
-              f.message.empty() ? FinishReasonName(f.reason) : f.message);
-  } else if (stream_) {
-    EmitPendingLocked(reason);
-    const std::vector<Json> end = chat_ ? ChatStreamEnd(meta_, reason, f, include_usage_)
-                                        : CompletionStreamEnd(meta_, reason, f, include_usage_);
-    std::string tail;
-    for (const Json& j : end) tail += SseData(j);
-    tail += kSseDone;
-    ex_->Write(std::move(tail));
-    ex_->EndStream();
-  } else {
-    Json lp = nullptr;
-    if (logprobs_)
-      lp = chat_ ? ChatLogprobs(events_, token_bytes_)
-                 : CompletionLogprobs(events_, token_bytes_, &text_offset_);
-    const Json body = chat_ ? ChatCompletion(meta_, content_, calls_, lp, reason, f)
-                            : TextCompletion(meta_, echo_ + content_, lp, reason, f);
-    HttpResponse r;
-    r.body = body.dump(-1, ' ', false, Json::error_handler_t::replace);
-    ex_->Respond(std::move(r));
-  }
-
-  const std::string label =
-      ex_->disconnected() ? "abort" : std::string(FinishedReasonLabel(f.reason));
+  // Metrics and the log are recorded before the client can see the end, so a client that reads
+  // /metrics right after its response always finds its own request counted.
+  const bool gone = ex_->disconnected();
+  const int status = gone ? 499  // client closed the request (nginx's convention; log only)
+                     : reason != nullptr                   ? 200
+                     : f.reason == FinishReason::kDeadline ? 504
+                                                           : 500;
+  const std::string label = gone ? "abort" : std::string(FinishedReasonLabel(f.reason));
   server_.metrics()->OnRequestFinished(f, label);
   const std::string shown = reason ? reason : FinishReasonName(f.reason);
   if (RequestLog* log = server_.request_log()) {
@@ -149,6 +125,32 @@ void GenerationSink::OnFinish(const FinishInfo& f) {
                  "status %d\n",
                  meta_.id.c_str(), shown.c_str(), f.usage.prompt_tokens, f.usage.cached_tokens,
                  f.usage.completion_tokens, f.timings.ttft_s * 1e3, f.timings.e2e_s * 1e3, status);
+  if (gone) {
+    // Nothing to send: the cancel that ended it came from the disconnect.
+  } else if (reason == nullptr) {
+    SendError(status, f.reason == FinishReason::kDeadline ? "timeout_error" : "server_error",
+              f.message.empty() ? FinishReasonName(f.reason) : f.message);
+  } else if (stream_) {
+    EmitPendingLocked();
+    const std::vector<Json> end = chat_ ? ChatStreamEnd(meta_, reason, f, include_usage_)
+                                        : CompletionStreamEnd(meta_, reason, f, include_usage_);
+    std::string tail;
+    for (const Json& j : end) tail += SseData(j);
+    tail += kSseDone;
+    ex_->Write(std::move(tail));
+    ex_->EndStream();
+  } else {
+    Json lp = nullptr;
+    if (logprobs_)
+      lp = chat_ ? ChatLogprobs(events_, token_bytes_)
+                 : CompletionLogprobs(events_, token_bytes_, &text_offset_);
+    const Json body = chat_ ? ChatCompletion(meta_, content_, calls_, lp, reason, f)
+                            : TextCompletion(meta_, echo_ + content_, lp, reason, f);
+    HttpResponse r;
+    r.body = body.dump(-1, ' ', false, Json::error_handler_t::replace);
+    ex_->Respond(std::move(r));
+  }
+
   server_.GenerationFinished();
 }
 

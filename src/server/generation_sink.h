@@ -35,7 +35,7 @@ class GenerationSink : public RequestSink {
   void OnFinish(const FinishInfo& f) override;
 
  private:
-  void EmitPendingLocked(const char* finish_reason);  // stream: pending text/logprobs/tool calls
+  void EmitPendingLocked();  // stream: pending text/logprobs and tool calls
   void SendError(int status, const std::string& type, const std::string& message);
 
   ApiServer& server_;
