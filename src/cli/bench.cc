@@ -58,7 +58,11 @@ CommandFn AddBenchCommand(CLI::App& app) {
   raw->add_option("--reps", o->raw.reps, "repetitions (medians)")->check(CLI::Range(1, 100));
   raw->add_flag("--json", o->json, "print JSON instead of a table");
   CommandFn engine = AddBenchEngineSubcommand(*bench);
-  return [o, raw, engine] { return raw->parsed() ? RunBenchRaw(*o) : engine(); };
+  CommandFn http = AddBenchHttpSubcommand(*bench);
+  return [o, raw, bench, engine, http] {
+    if (raw->parsed()) return RunBenchRaw(*o);
+    return bench->got_subcommand("http") ? http() : engine();
+  };
 }
 
 }  // namespace brisk::cli

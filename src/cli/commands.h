@@ -18,6 +18,8 @@ CommandFn AddQuantizeCommand(CLI::App& app);
 CommandFn AddBenchCommand(CLI::App& app);
 // `bench engine`, registered by AddBenchCommand on its `bench` subcommand (cli/bench_engine.cc).
 CommandFn AddBenchEngineSubcommand(CLI::App& bench);
+// `bench http`, registered by AddBenchCommand on its `bench` subcommand (cli/bench_http.cc).
+CommandFn AddBenchHttpSubcommand(CLI::App& bench);
 CommandFn AddChatCommand(CLI::App& app);
 CommandFn AddTokenizeCommand(CLI::App& app);
 CommandFn AddServeCommand(CLI::App& app);

@@ -1,0 +1,551 @@
+#include "bench/http_bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "bench/http_client.h"
+#include "runtime/cpu_features.h"
+
+namespace brisk {
+namespace {
+
+constexpr size_t kMaxFailureMessages = 5;
+constexpr int kWarmupMaxTokens = 16;
+// A server may count a request as finished just after its last byte went out, so a scrape
+// right after the level can miss the last few; it is repeated this often, this far apart.
+constexpr int kScrapeRetries = 10;
+constexpr auto kScrapeRetryDelay = std::chrono::milliseconds(100);
+constexpr double kScrapeTimeoutS = 30;
+
+uint64_t SplitMix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+std::string Shorten(std::string_view s, size_t n = 200) {
+  std::string out(s.substr(0, n));
+  for (char& c : out)
+    if (c == '\n' || c == '\r') c = ' ';
+  if (s.size() > n) out += "...";
+  return out;
+}
+
+bool NonEmptyString(const nlohmann::json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() && !it->get_ref<const std::string&>().empty();
+}
+
+// --- Prometheus text ---
+
+// The sample's value: the first token after the name and its {labels} (label values may hold
+// spaces and escaped quotes, so the braces are walked, not searched).
+bool SampleValue(std::string_view line, size_t name_end, double* out) {
+  size_t i = name_end;
+  if (i < line.size() && line[i] == '{') {
+    bool quoted = false;
+    for (++i; i < line.size(); ++i) {
+      if (quoted && line[i] == '\\') {
+        ++i;
+      } else if (line[i] == '"') {
+        quoted = !quoted;
+      } else if (!quoted && line[i] == '}') {
+        break;
+      }
+    }
+    if (i >= line.size()) return false;
+    ++i;
+  }
+  while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+  size_t end = i;
+  while (end < line.size() && line[end] != ' ' && line[end] != '\t') ++end;
+  if (end == i) return false;
+  const std::string token(line.substr(i, end - i));
+  char* stop = nullptr;
+  *out = std::strtod(token.c_str(), &stop);
+  return stop == token.c_str() + token.size();
+}
+
+}  // namespace
+
+Result<ServerCounters> ParseServerCounters(std::string_view text) {
+  ServerCounters c;
+  struct Wanted {
+    std::string_view name;
+    double* sum;
+    bool* seen;
+  };
+  const Wanted wanted[] = {
+      {"vllm:generation_tokens_total", &c.generation_tokens, &c.has_generation_tokens},
+      {"vllm:request_success_total", &c.request_success, &c.has_request_success},
+      {"vllm:e2e_request_latency_seconds_count", &c.e2e_count, &c.has_e2e_count},
+      {"vllm:time_to_first_token_seconds_count", &c.ttft_count, &c.has_ttft_count},
+  };
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) eol = text.size();
+    std::string_view line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty() || line[0] == '#') continue;
+    const size_t name_end = line.find_first_of("{ \t");
+    if (name_end == std::string_view::npos) continue;
+    const std::string_view name = line.substr(0, name_end);
+    for (const Wanted& w : wanted) {
+      if (name != w.name) continue;
+      double v = 0;
+      if (!SampleValue(line, name_end, &v))
+        return Status::Error("malformed /metrics line '" + Shorten(line) + "'");
+      *w.sum += v;
+      *w.seen = true;
+    }
+  }
+  if (!c.has_generation_tokens && !c.has_request_success && !c.has_e2e_count && !c.has_ttft_count)
+    return Status::Error(
+        "no vllm:generation_tokens_total, vllm:request_success_total or "
+        "latency histograms in /metrics");
+  return c;
+}
+
+RequestOutcome AnalyzeStream(const HttpCallResult& r) {
+  RequestOutcome o;
+  o.start_s = r.start_s;
+  o.end_s = r.end_s;
+  if (r.status != 0 && (r.status < 200 || r.status > 299)) {
+    o.error = DescribeHttpFailure(r);
+    return o;
+  }
+  if (r.status != 0 && !r.event_stream) {
+    o.error = "HTTP " + std::to_string(r.status) + " with Content-Type '" + r.content_type +
+              "', not text/event-stream";
+    return o;
+  }
+  bool done = false;
+  std::string stream_error;
+  for (const SseEvent& ev : r.events) {
+    if (ev.data == "[DONE]") {
+      done = true;
+      o.end_s = ev.t_s;  // the client knows the request is over here
+      continue;
+    }
+    if (done) {
+      stream_error = "events after data: [DONE]";
+      break;
+    }
+    auto j = nlohmann::json::parse(ev.data, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) {
+      stream_error = "malformed SSE event (not a JSON object): " + Shorten(ev.data);
+      break;
+    }
+    if (auto e = j.find("error"); e != j.end() && !e->is_null()) {
+      std::string m = e->is_object() && NonEmptyString(*e, "message")
+                          ? (*e)["message"].get<std::string>()
+                          : e->dump();
+      stream_error = "error event in the stream: " + Shorten(m);
+      break;
+    }
+    if (auto u = j.find("usage"); u != j.end() && u->is_object()) {
+      if (auto p = u->find("prompt_tokens"); p != u->end() && p->is_number_integer())
+        o.prompt_tokens = p->get<int>();
+      if (auto p = u->find("completion_tokens"); p != u->end() && p->is_number_integer())
+        o.completion_tokens = p->get<int>();
+    }
+    auto ch = j.find("choices");
+    if (ch == j.end() || !ch->is_array() || ch->empty() || !(*ch)[0].is_object()) continue;
+    const nlohmann::json& c = (*ch)[0];
+    bool content = NonEmptyString(c, "text");  // /v1/completions
+    if (auto d = c.find("delta"); d != c.end() && d->is_object())
+      content = content || NonEmptyString(*d, "content") ||
+                NonEmptyString(*d, "reasoning_content") || NonEmptyString(*d, "reasoning");
+    if (content) o.content_s.push_back(ev.t_s);
+    if (NonEmptyString(c, "finish_reason")) o.finish_reason = c["finish_reason"].get<std::string>();
+  }
+  if (!stream_error.empty())
+    o.error = stream_error;
+  else if (!r.error.ok())
+    o.error = r.error.message();
+  else if (!done)
+    o.error = "the stream ended without data: [DONE]";
+  else if (o.finish_reason.empty())
+    o.error = "no finish_reason in the stream";
+  else
+    o.ok = true;
+  return o;
+}
+
+std::string BenchPrompt(int index, int prompt_len_words, uint64_t seed) {
+  static constexpr const char* kAsks[] = {"Tell me about",
+                                          "Write a short poem about",
+                                          "Explain in simple words",
+                                          "Give three facts about",
+                                          "Describe",
+                                          "What is the history of",
+                                          "Summarize what is known about",
+                                          "Write a haiku about"};
+  static constexpr const char* kTopics[] = {
+      "the ocean",   "volcanoes",    "honey bees",     "the moon",
+      "jazz music",  "bread baking", "glaciers",       "the printing press",
+      "octopuses",   "rainbows",     "chess",          "the Silk Road",
+      "coffee",      "lighthouses",  "deserts",        "owls",
+      "bicycles",    "Roman roads",  "tea ceremonies", "thunderstorms",
+      "coral reefs", "paper making", "the violin",     "comets",
+      "maple trees", "windmills",    "penguins",       "the compass",
+      "clouds",      "salt",         "origami",        "trains"};
+  static constexpr const char* kFiller[] = {
+      "river",  "stone",  "garden", "window",  "silver", "morning", "paper",  "harbor",
+      "forest", "candle", "market", "bridge",  "winter", "lantern", "meadow", "copper",
+      "signal", "valley", "thread", "orchard", "engine", "feather", "island", "mirror",
+      "pocket", "ribbon", "shadow", "timber",  "velvet", "wander",  "yellow", "zephyr"};
+  constexpr int kAsksN = int(std::size(kAsks)), kTopicsN = int(std::size(kTopics));
+  const int round = index / (kAsksN * kTopicsN);
+  std::string s = std::string(kAsks[index % kAsksN]) + " " + kTopics[(index / kAsksN) % kTopicsN];
+  if (round > 0) s += " (part " + std::to_string(round + 1) + ")";
+  s += ".";
+  int words = 1 + int(std::count(s.begin(), s.end(), ' '));
+  if (words < prompt_len_words) {
+    s += " Context:";
+    ++words;
+    uint64_t state = seed + 0x9e37ull * uint64_t(index + 1);
+    for (; words < prompt_len_words; ++words)
+      s += std::string(" ") + kFiller[SplitMix64(state) % std::size(kFiller)];
+  }
+  return s;
+}
+
+namespace {
+
+// VmRSS of /proc/PID/status in MiB.
+Result<double> ReadRssMib(int pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  if (!f) return Status::Error("--server-pid " + std::to_string(pid) + ": no such process");
+  for (std::string line; std::getline(f, line);) {
+    if (line.rfind("VmRSS:", 0) != 0) continue;
+    std::istringstream in(line.substr(6));
+    double kib = 0;
+    if (in >> kib) return kib / 1024.0;
+  }
+  return Status::Error("--server-pid " + std::to_string(pid) + ": no VmRSS (a kernel thread?)");
+}
+
+// Samples the server's RSS once a second on its own thread, so a peak between the report's
+// points is still seen; it sleeps in between and costs the measured machine nothing.
+class RssSampler {
+ public:
+  explicit RssSampler(int pid) : pid_(pid) {
+    thread_ = std::thread([this] {
+      std::unique_lock<std::mutex> lock(mu_);
+      while (!cv_.wait_for(lock, std::chrono::seconds(1), [&] { return stop_; })) {
+        lock.unlock();
+        Sample();
+        lock.lock();
+      }
+    });
+  }
+  ~RssSampler() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  // Reads now (also folded into the max); 0 when the process is gone.
+  double Sample() {
+    auto r = ReadRssMib(pid_);
+    const double v = r.ok() ? *r : 0;
+    std::lock_guard<std::mutex> lock(mu_);
+    max_ = std::max(max_, v);
+    return v;
+  }
+  double max() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return max_;
+  }
+
+ private:
+  const int pid_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  double max_ = 0;
+  std::thread thread_;
+};
+
+struct LoopResult {
+  std::vector<RequestOutcome> outcomes;
+  double t0 = 0;
+};
+
+class Bench {
+ public:
+  Bench(const HttpBenchOptions& o, HttpUrl url) : o_(o), url_(std::move(url)) {
+    client_.connect_timeout_s = o.connect_timeout_s;
+    client_.total_timeout_s = o.request_timeout_s;
+    if (!o.api_key.empty()) client_.headers.push_back({"Authorization", "Bearer " + o.api_key});
+  }
+
+  // GET base + path, bounded well below a request's timeout (these answer at once).
+  HttpCallResult Get(const std::string& path) {
+    HttpClientOptions opts = client_;
+    opts.total_timeout_s = std::min(o_.request_timeout_s, kScrapeTimeoutS);
+    HttpCallRequest req;
+    req.method = "GET";
+    req.target = url_.base_path + path;
+    return HttpCall(url_, opts, std::move(req));
+  }
+
+  // The first model the server lists; "" (requests then name none) when it lists nothing.
+  std::string DiscoverModel(std::string* server) {
+    HttpCallResult r = Get("/v1/models");
+    *server = r.server;
+    const std::string failure = DescribeHttpFailure(r);
+    if (failure.empty()) {
+      auto j = nlohmann::json::parse(r.body, nullptr, false);
+      if (j.is_object() && j.contains("data") && j["data"].is_array() && !j["data"].empty() &&
+          j["data"][0].is_object() && NonEmptyString(j["data"][0], "id"))
+        return j["data"][0]["id"].get<std::string>();
+    }
+    if (o_.progress)
+      std::fprintf(stderr, "note: no model from GET /v1/models (%s); requests name none\n",
+                   failure.empty() ? "no data[0].id" : failure.c_str());
+    return "";
+  }
+
+  Result<ServerCounters> Scrape() {
+    HttpCallResult r = Get("/metrics");
+    if (std::string f = DescribeHttpFailure(r); !f.empty())
+      return Status::Error("GET /metrics: " + f);
+    return ParseServerCounters(r.body);
+  }
+
+  HttpCallRequest MakeRequest(int index, int max_tokens) const {
+    nlohmann::ordered_json j;
+    if (!model_.empty()) j["model"] = model_;
+    const std::string prompt = BenchPrompt(index, o_.prompt_len, o_.seed);
+    if (o_.completions)
+      j["prompt"] = prompt;
+    else
+      j["messages"] = nlohmann::ordered_json::array({{{"role", "user"}, {"content", prompt}}});
+    j["max_tokens"] = max_tokens;
+    j["temperature"] = 0.0;
+    j["ignore_eos"] = true;  // fixed output lengths, as in bench engine
+    j["stream"] = true;
+    j["stream_options"] = {{"include_usage", true}};
+    HttpCallRequest req;
+    req.target = url_.base_path + (o_.completions ? "/v1/completions" : "/v1/chat/completions");
+    req.body = j.dump();
+    return req;
+  }
+
+  // C clients, each sending its next request when the last one ended: n requests in all, or,
+  // with duration_s > 0, new requests until duration_s has passed (those in flight then run to
+  // their end and count, so a level lasts duration_s plus at most one request).
+  LoopResult ClosedLoop(int C, int n, double duration_s, int max_tokens) {
+    HttpClientLoop loop(url_, client_);
+    LoopResult res;
+    if (n > 0) res.outcomes.reserve(size_t(n));
+    int issued = 0;
+    double deadline = 0;
+    std::function<void(int)> issue = [&](int conn) {
+      if (duration_s > 0 ? BenchNowS() >= deadline : issued >= n) return;
+      ++issued;
+      const size_t slot = res.outcomes.size();
+      res.outcomes.emplace_back();
+      loop.Send(conn, MakeRequest(next_prompt_++, max_tokens),
+                [&res, &issue, conn, slot](HttpCallResult r) {
+                  res.outcomes[slot] = AnalyzeStream(r);
+                  issue(conn);
+                });
+    };
+    res.t0 = BenchNowS();
+    deadline = res.t0 + duration_s;
+    for (int c = 0; c < C; ++c) issue(loop.AddConnection());
+    loop.Run();
+    return res;
+  }
+
+  HttpBenchRun Level(int C) {
+    HttpBenchRun run;
+    run.concurrency = C;
+    const int n = o_.duration_s > 0 ? 0 : o_.num_prompts > 0 ? o_.num_prompts : std::max(4 * C, 8);
+    Result<ServerCounters> before = Status::Error("not scraped");
+    if (o_.metrics) before = Scrape();
+    LoopResult lr = ClosedLoop(C, n, o_.duration_s, o_.output_len);
+
+    run.requests = int(lr.outcomes.size());
+    double t_end = lr.t0;
+    std::vector<double> ttft, tpot, itl, e2e;
+    std::set<std::string> messages;
+    int succeeded = 0;
+    for (const RequestOutcome& r : lr.outcomes) {
+      t_end = std::max(t_end, r.end_s);
+      if (!r.ok) {
+        ++run.failures;
+        if (messages.size() < kMaxFailureMessages && messages.insert(r.error).second)
+          run.failure_messages.push_back(r.error);
+        continue;
+      }
+      ++succeeded;
+      int tokens = r.completion_tokens;
+      if (tokens < 0) {  // no usage chunk: one token per content event is the best guess
+        ++run.usage_missing;
+        tokens = int(r.content_s.size());
+      }
+      run.completion_tokens += tokens;
+      run.prompt_tokens += std::max(r.prompt_tokens, 0);
+      e2e.push_back(1e3 * (r.end_s - r.start_s));
+      if (r.content_s.empty()) continue;
+      ttft.push_back(1e3 * (r.content_s.front() - r.start_s));
+      if (tokens >= 2)
+        tpot.push_back(1e3 * (r.content_s.back() - r.content_s.front()) / double(tokens - 1));
+      for (size_t k = 1; k < r.content_s.size(); ++k)
+        itl.push_back(1e3 * (r.content_s[k] - r.content_s[k - 1]));
+    }
+    run.wall_s = t_end - lr.t0;
+    if (run.wall_s > 0) {
+      run.output_tok_s = double(run.completion_tokens) / run.wall_s;
+      run.total_tok_s = double(run.prompt_tokens + run.completion_tokens) / run.wall_s;
+      run.request_s = double(succeeded) / run.wall_s;
+    }
+    run.ttft_ms = Summarize(std::move(ttft));
+    run.tpot_ms = Summarize(std::move(tpot));
+    run.itl_ms = Summarize(std::move(itl));
+    run.e2e_ms = Summarize(std::move(e2e));
+    if (o_.metrics) run.metrics = CheckMetrics(before, run.completion_tokens, succeeded);
+    return run;
+  }
+
+  MetricsCheck CheckMetrics(const Result<ServerCounters>& before, int64_t tokens,
+                            int64_t finished) {
+    MetricsCheck m;
+    m.client_tokens = tokens;
+    m.client_finished = finished;
+    if (!before.ok()) {
+      m.error = before.message();
+      return m;
+    }
+    for (int attempt = 0;; ++attempt) {
+      Result<ServerCounters> after = Scrape();
+      if (!after.ok()) {
+        m.error = after.message();
+        return m;
+      }
+      ServerCounters& d = m.delta;
+      d = *after;
+      d.generation_tokens -= before->generation_tokens;
+      d.request_success -= before->request_success;
+      d.e2e_count -= before->e2e_count;
+      d.ttft_count -= before->ttft_count;
+      m.ok = true;
+      m.tokens_match = d.has_generation_tokens && d.generation_tokens == double(tokens);
+      const std::pair<bool, double> counts[] = {{d.has_request_success, d.request_success},
+                                                {d.has_e2e_count, d.e2e_count},
+                                                {d.has_ttft_count, d.ttft_count}};
+      bool any = false, all = true;
+      for (const auto& [has, v] : counts) {
+        any = any || has;
+        all = all && (!has || v == double(finished));
+      }
+      m.count_match = any && all;
+      if ((m.tokens_match && m.count_match) || attempt >= kScrapeRetries) return m;
+      std::this_thread::sleep_for(kScrapeRetryDelay);
+    }
+  }
+
+  void set_model(std::string m) { model_ = std::move(m); }
+
+ private:
+  const HttpBenchOptions& o_;
+  const HttpUrl url_;
+  HttpClientOptions client_;
+  std::string model_;
+  int next_prompt_ = 0;
+};
+
+Status Validate(const HttpBenchOptions& o) {
+  if (o.concurrency.empty()) return Status::Error("no concurrency given");
+  for (int c : o.concurrency)
+    if (c < 1 || c > 4096) return Status::Error("concurrency must be in 1..4096");
+  if (o.num_prompts < 0) return Status::Error("num_prompts must be >= 0");
+  if (o.duration_s < 0) return Status::Error("duration must be >= 0");
+  if (o.duration_s > 0 && o.num_prompts > 0)
+    return Status::Error("give either a number of prompts or a duration, not both");
+  if (o.output_len < 1) return Status::Error("output_len must be >= 1");
+  if (o.prompt_len < 0 || o.warmup < 0) return Status::Error("prompt_len and warmup must be >= 0");
+  if (!(o.request_timeout_s > 0) || !(o.connect_timeout_s > 0))
+    return Status::Error("timeouts must be > 0");
+  if (o.server_pid < 0) return Status::Error("server_pid must be > 0");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<HttpBenchReport> RunHttpBench(const HttpBenchOptions& options) {
+  BRISK_RETURN_IF_ERROR(Validate(options));
+  BRISK_ASSIGN_OR_RETURN(HttpUrl url, ParseHttpUrl(options.url));
+  std::unique_ptr<RssSampler> rss;
+  if (options.server_pid > 0) {
+    BRISK_RETURN_IF_ERROR(ReadRssMib(options.server_pid).status());
+    rss = std::make_unique<RssSampler>(options.server_pid);
+  }
+  HttpBenchReport rep;
+  rep.brisk_version = BRISK_VERSION;
+  rep.cpu = DescribeCpu();
+  rep.url = url.ToString();
+  rep.endpoint = options.completions ? "/v1/completions" : "/v1/chat/completions";
+  rep.options = options;
+  auto say = [&](const char* fmt, auto... args) {
+    if (!options.progress) return;
+    std::fprintf(stderr, fmt, args...);
+    std::fflush(stderr);
+  };
+
+  Bench bench(options, url);
+  rep.model = options.model.empty() ? bench.DiscoverModel(&rep.server) : options.model;
+  bench.set_model(rep.model);
+  if (options.warmup > 0) {
+    say("warmup: %d requests\n", options.warmup);
+    LoopResult w =
+        bench.ClosedLoop(1, options.warmup, 0, std::min(options.output_len, kWarmupMaxTokens));
+    std::set<std::string> seen;
+    for (const RequestOutcome& r : w.outcomes) {
+      if (r.ok) continue;
+      ++rep.warmup_failures;
+      if (seen.insert(r.error).second && seen.size() <= kMaxFailureMessages) {
+        rep.warmup_messages.push_back(r.error);
+        say("warmup request failed: %s\n", r.error.c_str());
+      }
+    }
+  }
+  if (rss) {
+    rep.has_rss = true;
+    rep.rss_after_warmup_mib = rss->Sample();
+  }
+  for (int c : options.concurrency) {
+    if (options.duration_s > 0)
+      say("concurrency %d: requests for %.1f s, %d output tokens each\n", c, options.duration_s,
+          options.output_len);
+    else
+      say("concurrency %d: %d requests of %d output tokens\n", c,
+          options.num_prompts > 0 ? options.num_prompts : std::max(4 * c, 8), options.output_len);
+    rep.runs.push_back(bench.Level(c));
+  }
+  if (rss) {
+    rep.rss_end_mib = rss->Sample();
+    rep.rss_max_mib = rss->max();
+  }
+  return rep;
+}
+
+}  // namespace brisk
