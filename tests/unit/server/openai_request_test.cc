@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <random>
 #include <string>
 #include <variant>
 
@@ -520,6 +521,61 @@ TEST(OpenAiRequestTest, PromptLength) {
   e = CheckPromptLength(5000, 2147483647, 4096, &clamped);
   ASSERT_TRUE(e.has_value());
   EXPECT_NE(e->message.find("you requested 2147488647 tokens"), std::string::npos) << e->message;
+}
+
+// Mutated bodies (bytes flipped, cut, duplicated) must end in a request or an error, never in an
+// exception or a crash; errors always serialise.
+TEST(OpenAiRequestTest, MutatedBodiesNeverThrow) {
+  const std::string base = R"({"model": "qwen2.5-0.5b", "messages": [
+      {"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "text", "text": "t"}]},
+      {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function",
+          "function": {"name": "f", "arguments": "{\"a\": [1, {\"b\": null}]}"}}]},
+      {"role": "tool", "content": "r", "tool_call_id": "c"}],
+      "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}],
+      "tool_choice": {"type": "function", "function": {"name": "f"}}, "max_tokens": 16,
+      "temperature": 0.5, "stop": ["x"], "logit_bias": {"3": 1}, "seed": 9, "logprobs": true,
+      "top_logprobs": 2, "stream": true, "stream_options": {"include_usage": true},
+      "response_format": {"type": "json_object"}, "mode": "qa", "prompt": [1, 2]})";
+  ASSERT_TRUE(std::holds_alternative<OpenAiRequest>(ParseChatRequest(base, Limits())));
+  ASSERT_TRUE(std::holds_alternative<OpenAiRequest>(ParseCompletionRequest(base, Limits())));
+  std::mt19937_64 rng(11);
+  const std::string alphabet = "{}[]\",:0123456789.-eE truefalsn\\\x80\xff";
+  int ok = 0, errors = 0;
+  for (int iter = 0; iter < 1500; ++iter) {
+    std::string body = base;
+    const int edits = 1 + int(rng() % 4);
+    for (int k = 0; k < edits; ++k) {
+      const size_t at = rng() % body.size();
+      switch (rng() % 3) {
+        case 0:
+          body[at] = alphabet[rng() % alphabet.size()];
+          break;
+        case 1:
+          body.erase(at, 1 + rng() % 8);
+          break;
+        default:
+          body.insert(at, body.substr(rng() % body.size(), 1 + rng() % 12));
+      }
+      if (body.empty()) body = "{";
+    }
+    for (const bool chat : {true, false}) {
+      std::variant<OpenAiRequest, ApiError> r;
+      ASSERT_NO_THROW(r = chat ? ParseChatRequest(body, Limits())
+                               : ParseCompletionRequest(body, Limits()))
+          << body;
+      if (auto* e = std::get_if<ApiError>(&r)) {
+        ++errors;
+        EXPECT_FALSE(e->message.empty());
+        EXPECT_TRUE(e->status == 400 || e->status == 404) << e->status;
+        ASSERT_NO_THROW((void)ErrorJson(*e));
+      } else {
+        ++ok;
+        ASSERT_NO_THROW((void)std::get<OpenAiRequest>(r).messages.dump());
+      }
+    }
+  }
+  EXPECT_GT(ok, 100);
+  EXPECT_GT(errors, 100);
 }
 
 TEST(OpenAiRequestTest, JsonDepthScan) {
