@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "server/generation_route.h"
+#include "server/openai_response.h"
 #include "server/static_assets.h"
 
 namespace brisk::server {
@@ -118,12 +119,10 @@ HttpResponse ApiServer::Health() const {
 }
 
 HttpResponse ApiServer::Models() const {
-  Json m = {{"id", options_.model_id},
-            {"object", "model"},
-            {"created", model_.created},
-            {"owned_by", "brisk"}};
-  if (loaded_.load()) m["max_model_len"] = model_.engine->config().max_model_len;
-  return JsonResponse(200, Json{{"object", "list"}, {"data", Json::array({m})}});
+  // model_ is written once before loaded_ is set: read it only after seeing loaded_.
+  const bool loaded = loaded_.load();
+  return JsonResponse(200, ModelsList(options_.model_id, loaded ? model_.created : 0, "brisk",
+                                      loaded ? model_.engine->config().max_model_len : 0));
 }
 
 HttpResponse ApiServer::Props() const {

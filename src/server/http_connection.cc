@@ -17,7 +17,7 @@
 
 #include "server/api_error.h"
 
-namespace brisk::server::internal {
+namespace brisk::server::http_internal {
 namespace {
 
 namespace beast = boost::beast;
@@ -593,4 +593,4 @@ void Exchange::OnDisconnect(std::function<void()> callback) {
 
 bool Exchange::disconnected() const { return disconnected_ || conn_->core().stopped; }
 
-}  // namespace brisk::server::internal
+}  // namespace brisk::server::http_internal

@@ -26,10 +26,10 @@ const std::string* HttpRequest::Header(std::string_view lower_name) const {
 
 namespace {
 
-using internal::Connection;
-using internal::ServerCore;
-namespace net = internal::net;
-using tcp = internal::tcp;
+using http_internal::Connection;
+using http_internal::ServerCore;
+namespace net = http_internal::net;
+using tcp = http_internal::tcp;
 using boost::system::error_code;
 
 // How long Stop() lets the I/O threads finish closing connections before it stops the

@@ -69,129 +69,82 @@ std::string FamilyOf(const std::string& sample, const std::map<std::string, Prom
   return sample;
 }
 
-Parsed Parse(const std::string& text) {
-  Parsed p;
-  auto fail = [&](size_t line_no, const std::string& why, const std::string& line) {
-    if (p.error.empty()) p.error = "line " + std::to_string(line_no) + ": " + why + ": " + line;
-  };
-  if (text.empty() || text.back() != '\n') p.error = "exposition must end with a newline";
-  std::istringstream in(text);
-  std::string line;
-  size_t no = 0;
-  std::set<std::string> with_samples;
-  while (std::getline(in, line)) {
-    ++no;
-    if (line.empty()) {
-      fail(no, "empty line", line);
-      continue;
-    }
-    if (line[0] == '#') {
-      std::istringstream ls(line);
-      std::string hash, kind, name;
-      ls >> hash >> kind >> name;
-      std::string rest;
-      std::getline(ls, rest);
-      if (!rest.empty() && rest[0] == ' ') rest.erase(0, 1);
-      if (hash != "#" || (kind != "HELP" && kind != "TYPE") || !ValidName(name)) {
-        fail(no, "bad comment line", line);
+// Parses `name{k="v",...} value` into `s`: "" when fine, else the problem.
+std::string ParseSample(const std::string& line, PromSample& s) {
+  const size_t brace = line.find('{');
+  if (brace == std::string::npos) return "sample without labels (model_name is required)";
+  s.name = line.substr(0, brace);
+  if (!ValidName(s.name)) return "bad metric name";
+  size_t i = brace + 1;
+  while (i < line.size() && line[i] != '}') {
+    const size_t eq = line.find('=', i);
+    if (eq == std::string::npos || eq + 1 >= line.size() || line[eq + 1] != '"') return "bad label";
+    const std::string key = line.substr(i, eq - i);
+    if (!ValidName(key) || key.find(':') != std::string::npos) return "bad label name";
+    std::string value;
+    for (i = eq + 2; i < line.size() && line[i] != '"'; ++i) {
+      if (line[i] != '\\') {
+        value += line[i];
         continue;
       }
-      if (with_samples.count(name)) fail(no, "HELP/TYPE after samples", line);
+      const char e = ++i < line.size() ? line[i] : '?';
+      if (e != '\\' && e != '"' && e != 'n') return "bad escape in label value";
+      value += e == 'n' ? '\n' : e;
+    }
+    if (i >= line.size()) return "unterminated label value";
+    if (!s.labels.emplace(key, value).second) return "repeated label";
+    if (++i < line.size() && line[i] == ',') ++i;
+  }
+  if (i + 2 > line.size() || line[i + 1] != ' ') return "bad label set";
+  const auto v = ParseValue(line.substr(i + 2));
+  if (!v) return "bad value";
+  s.value = *v;
+  return "";
+}
+
+Parsed Parse(const std::string& text) {
+  Parsed p;
+  if (text.empty() || text.back() != '\n') p.error = "exposition must end with a newline";
+  std::set<std::string> with_samples;
+  static const std::set<std::string> kTypes = {"counter", "gauge", "histogram", "summary",
+                                               "untyped"};
+  // One line: "" when it is fine, else the problem.
+  auto line_error = [&](const std::string& line) -> std::string {
+    if (line.empty()) return "empty line";
+    if (line[0] == '#') {
+      std::istringstream ls(line);
+      std::string hash, kind, name, rest;
+      ls >> hash >> kind >> name;
+      std::getline(ls, rest);
+      if (!rest.empty() && rest[0] == ' ') rest.erase(0, 1);
+      if (hash != "#" || (kind != "HELP" && kind != "TYPE") || !ValidName(name)) return "comment";
+      if (with_samples.count(name)) return "HELP/TYPE after samples";
       PromFamily& f = p.families[name];
       if (f.help.empty() && f.type.empty()) p.order.push_back(name);
-      if (kind == "HELP") {
-        if (!f.help.empty()) fail(no, "second HELP", line);
-        if (!f.type.empty()) fail(no, "HELP after TYPE", line);
-        if (rest.empty()) fail(no, "empty HELP", line);
-        f.help = rest;
-      } else {
-        if (!f.type.empty()) fail(no, "second TYPE", line);
-        static const std::set<std::string> kTypes = {"counter", "gauge", "histogram", "summary",
-                                                     "untyped"};
-        if (!kTypes.count(rest)) fail(no, "unknown TYPE", line);
-        f.type = rest;
-      }
-      continue;
+      if (kind == "HELP" && (!f.help.empty() || !f.type.empty() || rest.empty())) return "HELP";
+      if (kind == "TYPE" && (!f.type.empty() || !kTypes.count(rest))) return "TYPE";
+      (kind == "HELP" ? f.help : f.type) = rest;
+      return "";
     }
-    // name{labels} value
     PromSample s;
-    size_t i = 0;
-    while (i < line.size() && line[i] != '{' && line[i] != ' ') ++i;
-    s.name = line.substr(0, i);
-    if (!ValidName(s.name)) {
-      fail(no, "bad metric name", line);
-      continue;
-    }
-    if (i >= line.size() || line[i] != '{') {
-      fail(no, "sample without labels (model_name is required)", line);
-      continue;
-    }
-    ++i;
-    bool ok = true;
-    while (ok && i < line.size() && line[i] != '}') {
-      size_t eq = line.find('=', i);
-      if (eq == std::string::npos) {
-        ok = false;
-        break;
-      }
-      const std::string key = line.substr(i, eq - i);
-      if (!ValidName(key) || key.find(':') != std::string::npos || eq + 1 >= line.size() ||
-          line[eq + 1] != '"') {
-        ok = false;
-        break;
-      }
-      i = eq + 2;
-      std::string value;
-      bool closed = false;
-      while (i < line.size()) {
-        const char c = line[i++];
-        if (c == '"') {
-          closed = true;
-          break;
-        }
-        if (c == '\\') {
-          if (i >= line.size()) break;
-          const char e = line[i++];
-          if (e == '\\')
-            value += '\\';
-          else if (e == '"')
-            value += '"';
-          else if (e == 'n')
-            value += '\n';
-          else {
-            ok = false;
-            break;
-          }
-        } else {
-          value += c;
-        }
-      }
-      if (!closed || s.labels.count(key)) {
-        ok = false;
-        break;
-      }
-      s.labels[key] = value;
-      if (i < line.size() && line[i] == ',') ++i;
-    }
-    if (!ok || i >= line.size() || line[i] != '}' || i + 2 > line.size() || line[i + 1] != ' ') {
-      fail(no, "bad label set", line);
-      continue;
-    }
-    const auto v = ParseValue(line.substr(i + 2));
-    if (!v) {
-      fail(no, "bad value", line);
-      continue;
-    }
-    s.value = *v;
+    if (std::string e = ParseSample(line, s); !e.empty()) return e;
     const std::string fam = FamilyOf(s.name, p.families);
     auto it = p.families.find(fam);
     if (it == p.families.end() || it->second.help.empty() || it->second.type.empty()) {
-      fail(no, "sample before its HELP and TYPE", line);
-      continue;
+      return "sample before its HELP and TYPE";
     }
-    if (!p.order.empty() && p.order.back() != fam) fail(no, "family samples not contiguous", line);
+    if (p.order.back() != fam) return "family samples not contiguous";
     with_samples.insert(fam);
     it->second.samples.push_back(std::move(s));
+    return "";
+  };
+  std::istringstream in(text);
+  size_t no = 0;
+  for (std::string line; std::getline(in, line);) {
+    const std::string e = line_error(line);
+    ++no;
+    if (!e.empty() && p.error.empty())
+      p.error = "line " + std::to_string(no) + ": " + e + ": " + line;
   }
   return p;
 }
@@ -230,24 +183,19 @@ std::string CheckHistograms(const Parsed& p) {
   return "";
 }
 
-const PromSample* Find(const Parsed& p, const std::string& sample,
-                       const std::map<std::string, std::string>& labels = {}) {
-  const auto fam = p.families.find(FamilyOf(sample, p.families));
-  if (fam == p.families.end()) return nullptr;
-  for (const PromSample& s : fam->second.samples) {
-    if (s.name != sample) continue;
-    bool match = true;
-    for (const auto& [k, v] : labels) match = match && s.labels.count(k) && s.labels.at(k) == v;
-    if (match) return &s;
-  }
-  return nullptr;
-}
-
+// The value of `sample` with (at least) these labels; NaN and a test failure when there is none.
 double Value(const Parsed& p, const std::string& sample,
              const std::map<std::string, std::string>& labels = {}) {
-  const PromSample* s = Find(p, sample, labels);
-  EXPECT_NE(s, nullptr) << sample;
-  return s ? s->value : NAN;
+  const auto fam = p.families.find(FamilyOf(sample, p.families));
+  if (fam != p.families.end()) {
+    for (const PromSample& s : fam->second.samples) {
+      bool match = s.name == sample;
+      for (const auto& [k, v] : labels) match = match && s.labels.count(k) && s.labels.at(k) == v;
+      if (match) return s.value;
+    }
+  }
+  ADD_FAILURE() << "no sample " << sample;
+  return NAN;
 }
 
 std::vector<std::string> LeLabels(const Parsed& p, const std::string& hist) {
@@ -261,15 +209,12 @@ std::vector<std::string> LeLabels(const Parsed& p, const std::string& hist) {
 FinishInfo Finished(int prompt, int completion, double queued, double ttft, double decode,
                     double e2e) {
   FinishInfo f;
-  f.usage.prompt_tokens = prompt;
-  f.usage.completion_tokens = completion;
-  f.timings.queued_s = queued;
-  f.timings.ttft_s = ttft;
-  f.timings.decode_s = decode;
-  f.timings.e2e_s = e2e;
+  f.usage = {.prompt_tokens = prompt, .completion_tokens = completion};
+  f.timings = {.queued_s = queued, .ttft_s = ttft, .e2e_s = e2e, .decode_s = decode};
   return f;
 }
 
+// Tests move `now` by hand: the window needs no sleeps.
 struct FakeClock {
   double now = 1000;
   std::function<double()> fn() {
@@ -296,8 +241,6 @@ TEST(PromParser, RejectsMalformedExpositions) {
   EXPECT_EQ(bad_hist.error, "");
   EXPECT_NE(CheckHistograms(bad_hist), "");  // not cumulative
 }
-
-// ---- Helpers ----------------------------------------------------------------------------------
 
 TEST(Metrics, FormatsValuesLikeThePythonClient) {
   EXPECT_EQ(FormatPromValue(1), "1.0");
@@ -348,8 +291,6 @@ TEST(Metrics, HistogramBucketsAreInclusive) {
   EXPECT_DOUBLE_EQ(h.sum(), 5.5);
 }
 
-// ---- The exposition ---------------------------------------------------------------------------
-
 TEST(Metrics, EmptyExpositionIsValidAndComplete) {
   FakeClock clock;
   ServerMetrics m({.max_model_len = 1000, .clock = clock.fn()});
@@ -391,8 +332,7 @@ TEST(Metrics, EmptyExpositionIsValidAndComplete) {
       {"brisk:step_seconds", "gauge"},
       {"brisk:requests_rejected_total", "counter"},
       {"brisk:recent_ttft_seconds", "gauge"},
-      {"brisk:recent_tpot_seconds", "gauge"},
-  };
+      {"brisk:recent_tpot_seconds", "gauge"}};
   for (const auto& [name, type] : types) {
     ASSERT_TRUE(p.families.count(name)) << name;
     EXPECT_EQ(p.families.at(name).type, type) << name;
