@@ -40,6 +40,8 @@ KvStore::KvStore(const ModelConfig& c, int n_blocks, int block_size, KvType type
   base_ = mem_.get();
 }
 
+void KvStore::Prefault() { std::memset(base_, 0, bytes_); }
+
 SeqKvCache::SeqKvCache(const ModelConfig& c, int capacity, KvType type, int block_size)
     : capacity_(capacity),
       store_(c, (std::max(capacity, 1) + block_size - 1) / block_size, block_size, type),

@@ -32,6 +32,11 @@ class KvStore {
   // Bytes of one block (all layers, K and V) for a model: for sizing a memory budget.
   static size_t BlockBytes(const ModelConfig& c, int block_size, KvType type);
 
+  // Touches every page now, so the whole budget is resident from the start: a server's memory
+  // then stays flat under load instead of growing as new blocks are first written (and the
+  // forward pass never takes those page faults).
+  void Prefault();
+
   int n_blocks() const { return n_blocks_; }
   int n_head_kv() const { return n_head_kv_; }
   int block_size() const { return block_size_; }
