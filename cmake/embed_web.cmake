@@ -111,7 +111,8 @@ foreach(rel IN LISTS rel_files)
     set(literal "    \"\"\n")
   endif()
   string(APPEND body "// web/${rel}\nconstexpr char kData${i}[] =\n${literal};\n")
-  string(APPEND table "    {\"/${rel}\", \"${type}\", std::string_view(kData${i}, ${size}), \"\\\"${etag}\\\"\"},\n")
+  string(APPEND table "    {\"/${rel}\", \"${type}\", std::string_view(kData${i}, ${size}),\n"
+                      "     \"\\\"${etag}\\\"\"},\n")
   math(EXPR i "${i} + 1")
 endforeach()
 

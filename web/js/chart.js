@@ -107,7 +107,9 @@ export class LineChart {
       this.svg.appendChild(svg('line', {
         x1: PAD.left, x2: WIDTH - PAD.right, y1: y, y2: y, class: 'grid',
       }));
-      const label = svg('text', { x: PAD.left - 6, y: y + 4, class: 'axis-label', 'text-anchor': 'end' });
+      const label = svg('text', {
+        x: PAD.left - 6, y: y + 4, class: 'axis-label', 'text-anchor': 'end',
+      });
       label.textContent = formatValue(v);
       this.svg.appendChild(label);
     }
@@ -125,7 +127,9 @@ export class LineChart {
         const v = s.values[key];
         return [xOf(s.t), v === null || v === undefined ? null : yOf(v)];
       }));
-      if (d) this.svg.appendChild(svg('path', { d, class: `line series-${k}`, 'data-series': key }));
+      if (d) {
+        this.svg.appendChild(svg('path', { d, class: `line series-${k}`, 'data-series': key }));
+      }
     });
     series.forEach(({ key, label }, k) => {
       const last = visible.length ? visible[visible.length - 1].values[key] : null;

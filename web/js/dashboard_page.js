@@ -37,8 +37,11 @@ const scale = (v, k) => (v === null ? null : v * k);
 // null on the first poll).
 function sampleValues(samples, prev, dtSeconds) {
   const get = (name, match) => metricValue(samples, name, match);
+  // brisk's per-step counter includes tokens of requests still running, so the rate moves while
+  // long answers stream; vLLM's counter (the fallback) may only grow when a request finishes.
+  const engineGen = get('brisk:engine_generation_tokens_total');
   const counters = {
-    gen: get('vllm:generation_tokens_total'),
+    gen: engineGen !== null ? engineGen : get('vllm:generation_tokens_total'),
     prompt: get('vllm:prompt_tokens_total'),
   };
   const values = {

@@ -277,11 +277,12 @@ function isAlnum(c) {
 }
 
 // Index of the closing `delim` for an opener ending at `from`, or -1. A closer must follow
-// non-space text; a single * or _ must not be part of a double.
+// non-space text and be a run of exactly the opener's length.
 function findCloser(text, delim, from) {
   for (let j = text.indexOf(delim, from); j >= 0; j = text.indexOf(delim, j + 1)) {
     if (j === from || /\s/.test(text[j - 1])) continue;
-    if (delim.length === 1 && (text[j + 1] === delim || text[j - 1] === delim)) continue;
+    // A closer is exactly as long as the opener (no longer run of the same character).
+    if (text[j + delim.length] === delim[0] || text[j - 1] === delim[0]) continue;
     if (delim[0] === '_' && isAlnum(text[j + delim.length])) continue;
     return j;
   }
@@ -363,8 +364,8 @@ export function parseInline(text, parent) {
       continue;
     }
     if (c === '*' || c === '_' || (c === '~' && text[i + 1] === '~')) {
-      const double = text[i + 1] === c;
-      const delim = double ? c + c : c;
+      const run = c === '~' ? 2 : text[i + 1] !== c ? 1 : text[i + 2] !== c ? 2 : 3;
+      const delim = c.repeat(run);
       const canOpen = !/\s/.test(text[i + delim.length] || ' ') &&
           !(c === '_' && isAlnum(text[i - 1]));
       const j = canOpen && !dead.has(delim) ? findCloser(text, delim, i + delim.length) : -1;
@@ -375,9 +376,10 @@ export function parseInline(text, parent) {
         continue;
       }
       flush();
-      const tag = c === '~' ? 'del' : double ? 'strong' : 'em';
-      const node = el(tag);
-      parseInline(text.slice(i + delim.length, j), node);
+      const node = el(c === '~' ? 'del' : run === 1 ? 'em' : 'strong');
+      let inner = node;
+      if (run === 3) inner = node.appendChild(el('em'));  // ***both***
+      parseInline(text.slice(i + delim.length, j), inner);
       parent.appendChild(node);
       i = j + delim.length;
       continue;
