@@ -84,15 +84,27 @@ describe('overload', () => {
     const server = await startServer({ brisk: opts.brisk, model: opts.model,
                                        args: ['--max-num-seqs', '1', '--max-waiting', '0'] });
     try {
-      const long = chat(server.url, { max_tokens: 400 });
-      await new Promise((r) => setTimeout(r, 300));  // the long one is running
+      // A stream that runs for seconds even on the tiny model holds the only slot; it is known
+      // to be running once its first event arrived (no timing guesses).
+      const abort = new AbortController();
+      const long = await fetch(`${server.url}/v1/chat/completions`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, signal: abort.signal,
+        body: chatBody({ max_tokens: 8000, stream: true }) });
+      assert.equal(long.status, 200);
+      const reader = long.body.getReader();
+      await reader.read();
       const refused = await chat(server.url);
       assert.equal(refused.status, 429);
       assert.ok(Number(refused.headers.get('retry-after')) >= 1);
       const body = await refused.json();
       assert.equal(body.error.code, 'overloaded');
-      assert.equal((await long).status, 200);
-      assert.equal((await chat(server.url)).status, 200);
+      abort.abort();  // the disconnect cancels the long request and frees the slot
+      let status = 0;
+      for (let i = 0; i < 100 && status !== 200; i++) {
+        status = (await chat(server.url)).status;
+        if (status !== 200) await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal(status, 200);
     } finally {
       await server.stop();
     }
@@ -136,18 +148,25 @@ describe('signals', () => {
 
   test('SIGTERM drains: the running stream finishes, new work gets 503, exit 0', async () => {
     const server = await startServer({ brisk: opts.brisk, model: opts.model });
-    const running = chat(server.url, { max_tokens: 60, stream: true });
-    const response = await running;
+    // Long enough to still run when the signal lands (known running once its first event came).
+    const response = await chat(server.url, { max_tokens: 1500, stream: true });
     assert.equal(response.status, 200);
-    const events = readSse(response);
-    await new Promise((r) => setTimeout(r, 100));
+    const reader = response.body.getReader();
+    let text = new TextDecoder().decode((await reader.read()).value);
+    const rest = (async () => {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return text;
+        text += new TextDecoder().decode(value);
+      }
+    })();
     server.proc.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 100));
     const late = await chat(server.url).catch((e) => ({ status: `closed (${e.message})` }));
     assert.equal(late.status, 503);
     const health = await fetch(`${server.url}/health`).catch(() => null);
     if (health) assert.equal(health.status, 503);
-    const got = await events;
+    const got = (await rest).split('\n\n').filter((e) => e.startsWith('data: ')).map((e) => e.slice(6));
     assert.equal(got[got.length - 1], '[DONE]');
     const finish = JSON.parse(got[got.length - 2]);
     assert.equal(finish.choices[0].finish_reason, 'length');
