@@ -12,6 +12,15 @@ ApiError BadRequest(std::string message, std::string param, std::string code) {
   return e;
 }
 
+ApiError MakeError(int status, std::string type, std::string message, std::string code) {
+  ApiError e;
+  e.status = status;
+  e.type = std::move(type);
+  e.message = std::move(message);
+  e.code = std::move(code);
+  return e;
+}
+
 std::string ErrorJson(const ApiError& e) {
   nlohmann::ordered_json err = {{"message", e.message}, {"type", e.type}};
   err["param"] =

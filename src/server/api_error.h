@@ -18,6 +18,8 @@ struct ApiError {
 };
 
 ApiError BadRequest(std::string message, std::string param = {}, std::string code = {});
+// Any other error: 401 authentication_error, 404 not_found_error, 429 rate_limit_error, ...
+ApiError MakeError(int status, std::string type, std::string message, std::string code = {});
 
 // {"error":{...}} as compact JSON.
 std::string ErrorJson(const ApiError& e);

@@ -19,15 +19,6 @@ HttpResponse JsonResponse(int status, const Json& body) {
   return r;
 }
 
-ApiError Error(int status, std::string type, std::string message, std::string code = {}) {
-  ApiError e;
-  e.status = status;
-  e.type = std::move(type);
-  e.message = std::move(message);
-  e.code = std::move(code);
-  return e;
-}
-
 // Parses a JSON object body; nullopt + error response when it is not one.
 std::optional<Json> ParseObject(const std::string& body, HttpResponse* error) {
   Json j = Json::parse(body, nullptr, false);
@@ -76,9 +67,9 @@ void ApiServer::Handle(HttpRequest&& r, std::shared_ptr<HttpExchange> ex) {
   if (get && FindStaticAsset(p) != nullptr) return ex->Respond(StaticFile(r));
 
   if (!Authorized(r)) {
-    HttpResponse resp = ErrorResponse(Error(401, "authentication_error",
-                                            "invalid or missing API key (Authorization: Bearer)",
-                                            "invalid_api_key"));
+    HttpResponse resp = ErrorResponse(
+        MakeError(401, "authentication_error", "invalid or missing API key (Authorization: Bearer)",
+                  "invalid_api_key"));
     resp.headers.emplace_back("WWW-Authenticate", "Bearer");
     return ex->Respond(std::move(resp));
   }
@@ -94,22 +85,22 @@ void ApiServer::Handle(HttpRequest&& r, std::shared_ptr<HttpExchange> ex) {
   if (chat || completion || tokenize || detokenize) {
     if (!post)
       return ex->Respond(ErrorResponse(
-          Error(405, "invalid_request_error", "use POST for " + p, "method_not_allowed")));
+          MakeError(405, "invalid_request_error", "use POST for " + p, "method_not_allowed")));
     if (!loaded_.load())
       return ex->Respond(ErrorResponse(
-          Error(503, "unavailable_error", "the model is still loading", "model_loading")));
+          MakeError(503, "unavailable_error", "the model is still loading", "model_loading")));
     if (tokenize) return ex->Respond(Tokenize(r));
     if (detokenize) return ex->Respond(Detokenize(r));
     if (draining_.load()) {
       HttpResponse resp = ErrorResponse(
-          Error(503, "unavailable_error", "the server is shutting down", "shutting_down"));
+          MakeError(503, "unavailable_error", "the server is shutting down", "shutting_down"));
       resp.headers.emplace_back("Connection", "close");
       return ex->Respond(std::move(resp));
     }
     return HandleGeneration(*this, model_, chat, std::move(r), std::move(ex));
   }
   ex->Respond(ErrorResponse(
-      Error(404, "not_found_error", "no route for " + r.method + " " + p, "not_found")));
+      MakeError(404, "not_found_error", "no route for " + r.method + " " + p, "not_found")));
 }
 
 HttpResponse ApiServer::Health() const {
@@ -203,7 +194,7 @@ HttpResponse ApiServer::Metrics() const {
 HttpResponse ApiServer::AdminConfig(const HttpRequest& r) {
   if (!loaded_.load())
     return ErrorResponse(
-        Error(503, "unavailable_error", "the model is still loading", "model_loading"));
+        MakeError(503, "unavailable_error", "the model is still loading", "model_loading"));
   Engine& e = *model_.engine;
   if (r.method != "GET" && r.method != "HEAD") {
     HttpResponse err;

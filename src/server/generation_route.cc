@@ -13,15 +13,6 @@
 namespace brisk::server {
 namespace {
 
-ApiError Error(int status, std::string type, std::string message, std::string code = {}) {
-  ApiError e;
-  e.status = status;
-  e.type = std::move(type);
-  e.message = std::move(message);
-  e.code = std::move(code);
-  return e;
-}
-
 // Ids and tool-call ids: random per process (not secrets, only unique).
 uint64_t RandomSeed() {
   static std::mutex mu;
@@ -95,13 +86,14 @@ void HandleGeneration(ApiServer& server, const LoadedModel& model, bool chat, Ht
       const std::string& msg = submitted.message();
       if (msg.rfind(kOverloadedPrefix, 0) == 0) {
         server.metrics()->OnRequestRejected();
-        HttpResponse r = ErrorResponse(Error(429, "rate_limit_error", msg, "overloaded"));
+        HttpResponse r = ErrorResponse(MakeError(429, "rate_limit_error", msg, "overloaded"));
         r.headers.emplace_back(
             "Retry-After", std::to_string(std::max(1, int(server.options().retry_after_s + 0.5))));
         return ex->Respond(std::move(r));
       }
       if (msg.rfind("the engine is shutting down", 0) == 0)
-        return ex->Respond(ErrorResponse(Error(503, "unavailable_error", msg, "shutting_down")));
+        return ex->Respond(
+            ErrorResponse(MakeError(503, "unavailable_error", msg, "shutting_down")));
       return ex->Respond(ErrorResponse(BadRequest(msg)));
     }
     id = *submitted;

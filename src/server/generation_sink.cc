@@ -76,10 +76,7 @@ void GenerationSink::OnToken(const TokenEvent& e) {
 }
 
 void GenerationSink::SendError(int status, const std::string& type, const std::string& message) {
-  ApiError err;
-  err.status = status;
-  err.type = type;
-  err.message = message;
+  const ApiError err = MakeError(status, type, message);
   if (stream_) {
     ex_->Write("data: " + ErrorJson(err) + "\n\n");
     ex_->EndStream();
