@@ -13,6 +13,8 @@
 #include <thread>
 
 #include "bench/http_client.h"
+#include "bench/prometheus_text.h"
+#include "bench/rss_sampler.h"
 #include "runtime/cpu_features.h"
 
 namespace brisk {
@@ -46,71 +48,21 @@ bool NonEmptyString(const nlohmann::json& obj, const char* key) {
   return it != obj.end() && it->is_string() && !it->get_ref<const std::string&>().empty();
 }
 
-// --- Prometheus text ---
-
-// The sample's value: the first token after the name and its {labels} (label values may hold
-// spaces and escaped quotes, so the braces are walked, not searched).
-bool SampleValue(std::string_view line, size_t name_end, double* out) {
-  size_t i = name_end;
-  if (i < line.size() && line[i] == '{') {
-    bool quoted = false;
-    for (++i; i < line.size(); ++i) {
-      if (quoted && line[i] == '\\') {
-        ++i;
-      } else if (line[i] == '"') {
-        quoted = !quoted;
-      } else if (!quoted && line[i] == '}') {
-        break;
-      }
-    }
-    if (i >= line.size()) return false;
-    ++i;
-  }
-  while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-  size_t end = i;
-  while (end < line.size() && line[end] != ' ' && line[end] != '\t') ++end;
-  if (end == i) return false;
-  const std::string token(line.substr(i, end - i));
-  char* stop = nullptr;
-  *out = std::strtod(token.c_str(), &stop);
-  return stop == token.c_str() + token.size();
-}
-
 }  // namespace
 
 Result<ServerCounters> ParseServerCounters(std::string_view text) {
+  BRISK_ASSIGN_OR_RETURN(auto sums, SumPrometheusSamples(text));
   ServerCounters c;
-  struct Wanted {
-    std::string_view name;
-    double* sum;
-    bool* seen;
+  auto take = [&](std::string_view name, double* v, bool* seen) {
+    auto it = sums.find(name);
+    if (it == sums.end()) return;
+    *v = it->second;
+    *seen = true;
   };
-  const Wanted wanted[] = {
-      {"vllm:generation_tokens_total", &c.generation_tokens, &c.has_generation_tokens},
-      {"vllm:request_success_total", &c.request_success, &c.has_request_success},
-      {"vllm:e2e_request_latency_seconds_count", &c.e2e_count, &c.has_e2e_count},
-      {"vllm:time_to_first_token_seconds_count", &c.ttft_count, &c.has_ttft_count},
-  };
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t eol = text.find('\n', pos);
-    if (eol == std::string_view::npos) eol = text.size();
-    std::string_view line = text.substr(pos, eol - pos);
-    pos = eol + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty() || line[0] == '#') continue;
-    const size_t name_end = line.find_first_of("{ \t");
-    if (name_end == std::string_view::npos) continue;
-    const std::string_view name = line.substr(0, name_end);
-    for (const Wanted& w : wanted) {
-      if (name != w.name) continue;
-      double v = 0;
-      if (!SampleValue(line, name_end, &v))
-        return Status::Error("malformed /metrics line '" + Shorten(line) + "'");
-      *w.sum += v;
-      *w.seen = true;
-    }
-  }
+  take("vllm:generation_tokens_total", &c.generation_tokens, &c.has_generation_tokens);
+  take("vllm:request_success_total", &c.request_success, &c.has_request_success);
+  take("vllm:e2e_request_latency_seconds_count", &c.e2e_count, &c.has_e2e_count);
+  take("vllm:time_to_first_token_seconds_count", &c.ttft_count, &c.has_ttft_count);
   if (!c.has_generation_tokens && !c.has_request_success && !c.has_e2e_count && !c.has_ttft_count)
     return Status::Error(
         "no vllm:generation_tokens_total, vllm:request_success_total or "
@@ -224,63 +176,6 @@ std::string BenchPrompt(int index, int prompt_len_words, uint64_t seed) {
 }
 
 namespace {
-
-// VmRSS of /proc/PID/status in MiB.
-Result<double> ReadRssMib(int pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
-  if (!f) return Status::Error("--server-pid " + std::to_string(pid) + ": no such process");
-  for (std::string line; std::getline(f, line);) {
-    if (line.rfind("VmRSS:", 0) != 0) continue;
-    std::istringstream in(line.substr(6));
-    double kib = 0;
-    if (in >> kib) return kib / 1024.0;
-  }
-  return Status::Error("--server-pid " + std::to_string(pid) + ": no VmRSS (a kernel thread?)");
-}
-
-// Samples the server's RSS once a second on its own thread, so a peak between the report's
-// points is still seen; it sleeps in between and costs the measured machine nothing.
-class RssSampler {
- public:
-  explicit RssSampler(int pid) : pid_(pid) {
-    thread_ = std::thread([this] {
-      std::unique_lock<std::mutex> lock(mu_);
-      while (!cv_.wait_for(lock, std::chrono::seconds(1), [&] { return stop_; })) {
-        lock.unlock();
-        Sample();
-        lock.lock();
-      }
-    });
-  }
-  ~RssSampler() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  // Reads now (also folded into the max); 0 when the process is gone.
-  double Sample() {
-    auto r = ReadRssMib(pid_);
-    const double v = r.ok() ? *r : 0;
-    std::lock_guard<std::mutex> lock(mu_);
-    max_ = std::max(max_, v);
-    return v;
-  }
-  double max() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return max_;
-  }
-
- private:
-  const int pid_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  double max_ = 0;
-  std::thread thread_;
-};
 
 struct LoopResult {
   std::vector<RequestOutcome> outcomes;
@@ -496,7 +391,7 @@ Result<HttpBenchReport> RunHttpBench(const HttpBenchOptions& options) {
   BRISK_ASSIGN_OR_RETURN(HttpUrl url, ParseHttpUrl(options.url));
   std::unique_ptr<RssSampler> rss;
   if (options.server_pid > 0) {
-    BRISK_RETURN_IF_ERROR(ReadRssMib(options.server_pid).status());
+    BRISK_RETURN_IF_ERROR(ReadRssMib(options.server_pid).status().WithContext("--server-pid"));
     rss = std::make_unique<RssSampler>(options.server_pid);
   }
   HttpBenchReport rep;

@@ -428,6 +428,12 @@ void HttpClientLoop::Run() {
   impl_->ioc.restart();
 }
 
+void HttpClientLoop::RunFor(double seconds) {
+  impl_->ioc.run_for(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(std::max(seconds, 0.0))));
+  if (impl_->ioc.stopped()) impl_->ioc.restart();
+}
+
 HttpCallResult HttpCall(const HttpUrl& url, const HttpClientOptions& options,
                         HttpCallRequest request) {
   HttpClientLoop loop(url, options);

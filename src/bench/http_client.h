@@ -110,6 +110,9 @@ class HttpClientLoop {
   void Send(int conn, HttpCallRequest request, std::function<void(HttpCallResult)> done);
   // Runs until no request is in flight.
   void Run();
+  // Runs callbacks for at most `seconds`; returns sooner when no request is in flight (then it
+  // does not wait: a caller with nothing in flight sleeps on its own schedule).
+  void RunFor(double seconds);
 
  private:
   struct Impl;

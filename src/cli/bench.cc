@@ -1,5 +1,6 @@
-// `brisk bench raw` (pp / tg / batched decode against the measured machine limits) and the
-// registration of `brisk bench engine` (cli/bench_engine.cc).
+// `brisk bench`: the sweep (cli/bench_sweep_cmd.cc) when no subcommand is given, `bench raw`
+// (pp / tg / batched decode against the measured machine limits, here) and the registration of
+// the other subcommands (engine, http, report, quality).
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -41,8 +42,13 @@ int RunBenchRaw(BenchCliOptions& o) {
 
 CommandFn AddBenchCommand(CLI::App& app) {
   auto o = std::make_shared<BenchCliOptions>();
-  CLI::App* bench = app.add_subcommand("bench", "Benchmarks");
-  bench->require_subcommand(1);
+  CLI::App* bench = app.add_subcommand(
+      "bench",
+      "The batching experiment: sweeps concurrency / max-num-seqs / request rate over a "
+      "workload and reports TTFT, TPOT, ITL, E2E, throughput and goodput (subcommands: "
+      "kernel-level and single-purpose benchmarks)");
+  bench->require_subcommand(0, 1);
+  CommandFn sweep = AddBenchSweepOptions(*bench);
   CLI::App* raw = bench->add_subcommand("raw", "pp / tg / batched decode like llama-bench");
   raw->add_option("-m,--model", o->model,
                   "GGUF file or HF directory (default: the embedded synthetic Qwen2.5-0.5B)");
@@ -59,9 +65,15 @@ CommandFn AddBenchCommand(CLI::App& app) {
   raw->add_flag("--json", o->json, "print JSON instead of a table");
   CommandFn engine = AddBenchEngineSubcommand(*bench);
   CommandFn http = AddBenchHttpSubcommand(*bench);
-  return [o, raw, bench, engine, http] {
+  CommandFn report = AddBenchReportSubcommand(*bench);
+  CommandFn quality = AddBenchQualitySubcommand(*bench);
+  return [o, raw, bench, engine, http, report, quality, sweep] {
     if (raw->parsed()) return RunBenchRaw(*o);
-    return bench->got_subcommand("http") ? http() : engine();
+    if (bench->got_subcommand("http")) return http();
+    if (bench->got_subcommand("engine")) return engine();
+    if (bench->got_subcommand("report")) return report();
+    if (bench->got_subcommand("quality")) return quality();
+    return sweep();
   };
 }
 

@@ -46,4 +46,37 @@ double NowSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+namespace {
+std::string& CommandLineStorage() {
+  static std::string s;
+  return s;
+}
+}  // namespace
+
+void SetCommandLine(int argc, char** argv) {
+  std::string& s = CommandLineStorage();
+  s.clear();
+  bool secret_next = false;
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0) s += ' ';
+    std::string a = i == 0 ? "brisk" : argv[i];
+    // Reports print this line (and /bench serves it without a key): never the key itself.
+    if (secret_next) {
+      a = "REDACTED";
+    } else if (a.rfind("--api-key=", 0) == 0) {
+      a = "--api-key=REDACTED";
+    }
+    secret_next = a == "--api-key";
+    // Quote what a shell would split or expand, so the line can be pasted back.
+    if (a.empty() || a.find_first_of(" \t'\"$`\\*?;&|<>()") != std::string::npos) {
+      std::string q = "'";
+      for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      a = q + "'";
+    }
+    s += a;
+  }
+}
+
+const std::string& CommandLine() { return CommandLineStorage(); }
+
 }  // namespace brisk::cli

@@ -19,6 +19,11 @@ Result<FileType> ParseWritableFileType(const std::string& name);
 // Prints "brisk: error: <message>" to stderr and returns exit code 1.
 int ReportError(const Status& status);
 
+// The command line as typed (set once by main; reports print it above their tables), with the
+// value of --api-key replaced by REDACTED.
+void SetCommandLine(int argc, char** argv);
+const std::string& CommandLine();
+
 // Seconds since an arbitrary epoch (steady clock).
 double NowSeconds();
 

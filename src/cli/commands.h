@@ -20,6 +20,14 @@ CommandFn AddBenchCommand(CLI::App& app);
 CommandFn AddBenchEngineSubcommand(CLI::App& bench);
 // `bench http`, registered by AddBenchCommand on its `bench` subcommand (cli/bench_http.cc).
 CommandFn AddBenchHttpSubcommand(CLI::App& bench);
+// The options of `bench` itself (the sweep, cli/bench_sweep_cmd.cc), run when no subcommand is.
+CommandFn AddBenchSweepOptions(CLI::App& bench);
+// `bench report FILE.json`: re-renders every report format (cli/bench_report_cmd.cc).
+CommandFn AddBenchReportSubcommand(CLI::App& bench);
+// `bench quality`: file types vs a reference (cli/bench_quality.cc).
+CommandFn AddBenchQualitySubcommand(CLI::App& bench);
+// `brisk tune` (cli/tune.cc).
+CommandFn AddTuneCommand(CLI::App& app);
 CommandFn AddChatCommand(CLI::App& app);
 CommandFn AddTokenizeCommand(CLI::App& app);
 CommandFn AddServeCommand(CLI::App& app);

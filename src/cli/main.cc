@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "cli/cli_util.h"
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
@@ -22,9 +23,11 @@ int main(int argc, char** argv) {
   add(brisk::cli::AddSynthCommand);
   add(brisk::cli::AddQuantizeCommand);
   add(brisk::cli::AddBenchCommand);
+  add(brisk::cli::AddTuneCommand);
   add(brisk::cli::AddChatCommand);
   add(brisk::cli::AddTokenizeCommand);
   add(brisk::cli::AddServeCommand);
+  brisk::cli::SetCommandLine(argc, argv);
   CLI11_PARSE(app, argc, argv);
   for (auto& [sub, fn] : commands)
     if (sub->parsed()) return fn();

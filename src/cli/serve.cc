@@ -38,6 +38,7 @@ struct ServeOptions {
   std::string api_key, api_key_file;
   std::string config;
   std::string request_log;
+  std::string bench_dir;  // "" = BriskHome()/bench, where `brisk bench` writes by default
   int max_num_seqs = 16;
   int max_num_batched_tokens = 512;
   int max_prefill_chunk = 0;
@@ -139,6 +140,7 @@ int RunServe(ServeOptions& o) {
   so.api_key = *key;
   so.default_max_tokens = o.default_max_tokens;
   so.stream_interval = o.stream_interval;
+  so.bench_dir = o.bench_dir.empty() ? BriskHome() + "/bench" : o.bench_dir;
 
   server::ServerMetrics metrics;
   std::unique_ptr<server::RequestLog> request_log;
@@ -273,6 +275,9 @@ CommandFn AddServeCommand(CLI::App& app) {
   cmd->add_option("--config", o->config,
                   "batch settings file (JSON, from `brisk tune`); reloaded on SIGHUP/SIGUSR1");
   cmd->add_option("--request-log", o->request_log, "append one JSON line per finished request");
+  cmd->add_option("--bench-dir", o->bench_dir,
+                  "`brisk bench` output folder whose latest/ report GET /bench shows "
+                  "(default: $BRISK_HOME/bench, i.e. ~/.cache/brisk/bench)");
   cmd->add_option("--max-num-seqs", o->max_num_seqs, "sequences per engine step (upper limit)")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();

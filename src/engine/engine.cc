@@ -442,6 +442,8 @@ bool Engine::Step() {
   ++s.steps;
   s.last_step_seqs = int(plan.chunks.size());
   s.last_step_tokens = plan.num_tokens;
+  s.step_seqs_total += s.last_step_seqs;
+  s.step_tokens_total += s.last_step_tokens;
   s.last_step_s = Now() - t0;
   return true;
 }

@@ -53,6 +53,9 @@ struct EngineStats {
   int64_t preemptions = 0;
   int64_t finished = 0, rejected = 0;
   int last_step_seqs = 0, last_step_tokens = 0;
+  // Sums over all steps of sequences / tokens per step: their differences over an interval
+  // divided by the difference of `steps` give the mean batch of that interval.
+  int64_t step_seqs_total = 0, step_tokens_total = 0;
   double last_step_s = 0;
   BatchPolicy policy = BatchPolicy::kStatic;
   int max_num_batched_tokens = 0;  // the controller's current token budget

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "server/bench_page.h"
 #include "server/generation_route.h"
 #include "server/openai_response.h"
 #include "server/static_assets.h"
@@ -65,6 +66,9 @@ void ApiServer::Handle(HttpRequest&& r, std::shared_ptr<HttpExchange> ex) {
   // Public: liveness and the web UI (the page itself asks for the key).
   if (p == "/health" && get) return ex->Respond(Health());
   if (get && FindStaticAsset(p) != nullptr) return ex->Respond(StaticFile(r));
+  // The bench report is a UI page too (reached by a link, so it cannot carry a key), and its JSON
+  // holds the same numbers as the page: guarding one copy and not the other would protect nothing.
+  if (get && IsBenchRoute(p)) return ex->Respond(BenchRouteResponse(p, options_.bench_dir));
 
   if (!Authorized(r)) {
     HttpResponse resp = ErrorResponse(

@@ -1,8 +1,8 @@
 // The routes of `brisk serve` (DESIGN §6): authentication, the loading and draining states, and
 // the small endpoints (health, models, props, tokenize, detokenize, metrics, admin config, the
-// static web UI). Generation routes are in generation_route.h. One ApiServer serves every HTTP
-// thread; the handler never blocks: generation work goes to the engine and comes back through
-// request sinks.
+// static web UI, the bench report of bench_page.h). Generation routes are in generation_route.h.
+// One ApiServer serves every HTTP thread; the handler never blocks: generation work goes to the
+// engine and comes back through request sinks.
 #pragma once
 
 #include <atomic>
@@ -28,6 +28,7 @@ struct ServerOptions {
   int stream_interval = 1;    // max tokens coalesced into one SSE event (1 = every token)
   double retry_after_s = 1;   // Retry-After of a 429
   bool log_requests = false;  // one line per finished request on stderr (--log-level debug)
+  std::string bench_dir;      // `brisk bench` output folder for GET /bench ("" = none)
 };
 
 // What exists once the model is loaded (the server answers 503 before).

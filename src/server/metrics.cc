@@ -358,6 +358,12 @@ std::string ServerMetrics::Render(const EngineStats& stats, std::string_view mod
             stats.last_step_s);
   ex.Scalar("brisk:engine_steps_total", "counter", "Engine steps run.",
             static_cast<double>(stats.steps));
+  ex.Scalar("brisk:engine_step_seqs_total", "counter",
+            "Sequences summed over engine steps (divided by the steps: the mean batch size).",
+            static_cast<double>(stats.step_seqs_total));
+  ex.Scalar("brisk:engine_step_tokens_total", "counter",
+            "Tokens (prefill and decode) summed over engine steps.",
+            static_cast<double>(stats.step_tokens_total));
   ex.Scalar("brisk:engine_generation_tokens_total", "counter",
             "Tokens sampled by the engine, counted per step (requests still running included).",
             static_cast<double>(stats.generation_tokens));

@@ -302,6 +302,9 @@ TEST(Metrics, EmptyExpositionIsValidAndComplete) {
   st.last_step_seqs = 7;
   st.last_step_tokens = 130;
   st.last_step_s = 0.042;
+  st.steps = 40;
+  st.step_seqs_total = 250;
+  st.step_tokens_total = 3100;
   st.prefix_queried_tokens = 500;
   st.prefix_hit_tokens = 320;
   st.preemptions = 4;
@@ -330,6 +333,9 @@ TEST(Metrics, EmptyExpositionIsValidAndComplete) {
       {"brisk:batch_size", "gauge"},
       {"brisk:step_tokens", "gauge"},
       {"brisk:step_seconds", "gauge"},
+      {"brisk:engine_steps_total", "counter"},
+      {"brisk:engine_step_seqs_total", "counter"},
+      {"brisk:engine_step_tokens_total", "counter"},
       {"brisk:requests_rejected_total", "counter"},
       {"brisk:recent_ttft_seconds", "gauge"},
       {"brisk:recent_tpot_seconds", "gauge"}};
@@ -351,6 +357,9 @@ TEST(Metrics, EmptyExpositionIsValidAndComplete) {
   EXPECT_EQ(Value(p, "brisk:batch_size"), 7);
   EXPECT_EQ(Value(p, "brisk:step_tokens"), 130);
   EXPECT_EQ(Value(p, "brisk:step_seconds"), 0.042);
+  EXPECT_EQ(Value(p, "brisk:engine_steps_total"), 40);
+  EXPECT_EQ(Value(p, "brisk:engine_step_seqs_total"), 250);
+  EXPECT_EQ(Value(p, "brisk:engine_step_tokens_total"), 3100);
   // All four finished_reason series exist from the start, as vLLM pre-creates them.
   for (const char* r : {"stop", "length", "abort", "error"}) {
     EXPECT_EQ(Value(p, "vllm:request_success_total", {{"finished_reason", r}}), 0) << r;

@@ -1,0 +1,31 @@
+// The in-process LoadTarget: the model, its tokenizer and chat template, and a serving engine,
+// all in this process. Requests go the way `brisk serve` sends them (chat template -> tokens ->
+// Engine::Submit), minus HTTP; the clock starts before the template is rendered, as a server's
+// would when the request arrives.
+//
+// Engine limits are applied by creating a new engine (its KV cache is sized for the new
+// max_num_seqs), so every point starts from an empty cache; a target owns one engine at a time.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "bench/load_target.h"
+#include "engine/engine.h"
+
+namespace brisk {
+
+struct EngineTargetOptions {
+  std::string model;  // resolved path
+  int threads = 0;    // 0 = one per core
+  // Engine settings that are not swept (0 = the engine's default).
+  int max_model_len = 0;
+  size_t kv_cache_bytes = 0;
+  KvType kv_type = KvType::kF16;
+  bool prefix_caching = true;
+  double request_timeout_s = 600;  // engine deadline of every request
+};
+
+Result<std::unique_ptr<LoadTarget>> CreateEngineTarget(const EngineTargetOptions& options);
+
+}  // namespace brisk

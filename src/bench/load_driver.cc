@@ -1,0 +1,200 @@
+#include "bench/load_driver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "bench/http_client.h"
+#include "bench/progress_line.h"
+#include "bench/rss_sampler.h"
+#include "util/check.h"
+
+namespace brisk {
+namespace {
+
+constexpr size_t kMaxFailureMessages = 5;
+constexpr double kPollS = 0.05;
+
+// What a point's callbacks share. Held by shared_ptr so a callback that arrives after the
+// point gave up (a target that answered very late) writes into a live object.
+struct PointState {
+  std::vector<RequestRecord> records;
+  int started = 0;
+  int failed = 0;
+  long long output_tokens = 0;
+  // Closed loop: starts the next request (null once the point is over, so a late answer
+  // starts nothing).
+  std::function<void()> start_next;
+};
+
+}  // namespace
+
+std::vector<double> ArrivalOffsets(int n, double rate, double burstiness, uint64_t seed) {
+  std::vector<double> t(size_t(std::max(n, 0)), 0.0);
+  if (n <= 1 || std::isinf(rate)) return t;
+  BRISK_CHECK(rate > 0 && burstiness > 0);
+  std::mt19937_64 rng(seed);
+  // Gamma(k, theta) has mean k * theta: theta = 1 / (rate * k) keeps the mean gap at 1 / rate.
+  std::gamma_distribution<double> gap(burstiness, 1.0 / (rate * burstiness));
+  for (size_t i = 1; i < t.size(); ++i) t[i] = t[i - 1] + gap(rng);
+  return t;
+}
+
+void SummarizeRecords(const std::vector<RequestRecord>& records, const Slo& slo, BenchPoint* p) {
+  std::vector<double> ttft, tpot, itl, e2e;
+  std::map<std::string, int> messages;
+  double t0 = std::numeric_limits<double>::infinity(), t1 = -t0;
+  int good = 0;
+  p->requests = int(records.size());
+  p->successes = p->failures = 0;
+  p->prompt_tokens = p->output_tokens = 0;
+  for (const RequestRecord& r : records) {
+    t0 = std::min(t0, r.start_s);
+    t1 = std::max(t1, r.end_s);
+    if (!r.ok) {
+      ++p->failures;
+      ++messages[r.error.empty() ? "failed (no message)" : r.error];
+      continue;
+    }
+    ++p->successes;
+    const int64_t out = r.output_tokens >= 0 ? r.output_tokens : int64_t(r.token_s.size());
+    p->output_tokens += out;
+    if (r.prompt_tokens > 0) p->prompt_tokens += r.prompt_tokens;
+    const double e = (r.end_s - r.start_s) * 1e3;
+    e2e.push_back(e);
+    // Without a token (an empty answer) the request's first output is its end.
+    const double first = r.token_s.empty() ? e : (r.token_s.front() - r.start_s) * 1e3;
+    if (!r.token_s.empty()) ttft.push_back(first);
+    double per_token = -1;
+    if (out >= 2 && r.token_s.size() >= 2) {
+      per_token = (r.token_s.back() - r.token_s.front()) * 1e3 / double(out - 1);
+      tpot.push_back(per_token);
+    }
+    for (size_t i = 1; i < r.token_s.size(); ++i)
+      itl.push_back((r.token_s[i] - r.token_s[i - 1]) * 1e3);
+    const bool ttft_ok = slo.ttft_ms <= 0 || first <= slo.ttft_ms;
+    const bool tpot_ok = slo.tpot_ms <= 0 || per_token < 0 || per_token <= slo.tpot_ms;
+    if (ttft_ok && tpot_ok) ++good;
+  }
+  p->failure_messages.clear();
+  for (const auto& [m, n] : messages) {
+    if (p->failure_messages.size() >= kMaxFailureMessages) break;
+    p->failure_messages.push_back(n > 1 ? m + " (x" + std::to_string(n) + ")" : m);
+  }
+  p->wall_s = records.empty() ? 0 : std::max(0.0, t1 - t0);
+  const double w = p->wall_s;
+  p->output_tok_s = w > 0 ? double(p->output_tokens) / w : 0;
+  p->total_tok_s = w > 0 ? double(p->prompt_tokens + p->output_tokens) / w : 0;
+  p->request_s = w > 0 ? double(p->successes) / w : 0;
+  p->goodput_s = w > 0 ? double(good) / w : 0;
+  p->slo_attainment = records.empty() ? 0 : double(good) / double(records.size());
+  p->ttft_ms = Summarize(std::move(ttft));
+  p->tpot_ms = Summarize(std::move(tpot));
+  p->itl_ms = Summarize(std::move(itl));
+  p->e2e_ms = Summarize(std::move(e2e));
+}
+
+ServerSide CounterDelta(const TargetCounters& a, const TargetCounters& b) {
+  ServerSide s;
+  if (!a.has || !b.has) return s;
+  s.has = true;
+  s.steps = int64_t(b.steps - a.steps);
+  if (a.has_steps && b.has_steps && b.steps > a.steps) {
+    if (a.has_step_seqs && b.has_step_seqs)
+      s.mean_batch_seqs = (b.step_seqs - a.step_seqs) / (b.steps - a.steps);
+    s.mean_batch_tokens = (b.step_tokens - a.step_tokens) / (b.steps - a.steps);
+  }
+  s.preemptions = int64_t(b.preemptions - a.preemptions);
+  s.prefix_queried_tokens = int64_t(b.prefix_queried - a.prefix_queried);
+  s.prefix_hit_tokens = int64_t(b.prefix_hits - a.prefix_hits);
+  s.generation_tokens = int64_t(b.generation_tokens - a.generation_tokens);
+  return s;
+}
+
+BenchPoint RunPoint(LoadTarget& target, const PointPlan& plan, RssSampler* rss) {
+  BRISK_CHECK(plan.requests != nullptr && !plan.requests->empty());
+  BRISK_CHECK(plan.concurrency > 0 || plan.request_rate > 0);
+  const int n = std::max(plan.num_prompts, 0);
+  const std::vector<BenchRequest>& reqs = *plan.requests;
+  auto st = std::make_shared<PointState>();
+  st->records.reserve(size_t(n));
+  ProgressLine progress(plan.label, n, plan.progress);
+  const TargetCounters before = target.Counters();
+  if (rss) rss->ResetMax();
+  double kv_max = 0;
+
+  const double t0 = BenchNowS();
+  const bool closed = plan.concurrency > 0;
+  auto on_done = [st, closed](RequestRecord r) {
+    if (!r.ok) ++st->failed;
+    st->output_tokens += r.output_tokens >= 0 ? r.output_tokens : int64_t(r.token_s.size());
+    st->records.push_back(std::move(r));
+    if (closed && st->start_next) st->start_next();
+  };
+  st->start_next = [&target, &plan, &reqs, on_done, n, s = st.get()] {
+    if (s->started >= n) return;
+    const BenchRequest& r = reqs[size_t(plan.first_request + s->started) % reqs.size()];
+    ++s->started;
+    target.Start(r, on_done);
+  };
+  auto start_next = [&] { st->start_next(); };
+
+  std::vector<double> arrivals;
+  if (plan.concurrency > 0) {
+    for (int i = 0; i < std::min(plan.concurrency, n); ++i) start_next();
+  } else {
+    arrivals = ArrivalOffsets(n, plan.request_rate, plan.burstiness, plan.seed);
+  }
+  double last_progress_s = t0;
+  size_t last_count = 0;
+  while (int(st->records.size()) < n) {
+    const double now = BenchNowS();
+    double wait = kPollS;
+    if (plan.concurrency == 0) {
+      while (st->started < n && t0 + arrivals[size_t(st->started)] <= now) start_next();
+      if (st->started < n) wait = std::min(wait, t0 + arrivals[size_t(st->started)] - now);
+    }
+    if (target.in_flight() > 0)
+      target.Poll(std::max(wait, 0.0));
+    else if (wait > 0)
+      std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+    if (const double kv = target.KvUsage(); kv > kv_max) kv_max = kv;
+    const double t = BenchNowS();
+    if (st->records.size() != last_count) {
+      last_count = st->records.size();
+      last_progress_s = t;
+    } else if (target.in_flight() > 0 && t - last_progress_s > plan.give_up_s) {
+      // Nothing ended for give_up_s: count what is still out as failed and stop waiting.
+      const int missing = n - int(st->records.size());
+      for (int i = 0; i < missing; ++i) {
+        RequestRecord r;
+        r.start_s = t0;
+        r.end_s = t;
+        r.error = "no answer within " + std::to_string(int(plan.give_up_s)) + " s";
+        st->records.push_back(std::move(r));
+      }
+      st->started = n;
+      break;
+    }
+    progress.Update(int(st->records.size()), st->failed, st->output_tokens, t - t0);
+  }
+  st->start_next = nullptr;  // late callbacks (after a give-up) start nothing
+  progress.Finish(int(st->records.size()), st->failed, st->output_tokens, BenchNowS() - t0);
+
+  BenchPoint p;
+  p.label = plan.label;
+  p.concurrency = plan.concurrency;
+  p.request_rate = plan.request_rate;
+  SummarizeRecords(st->records, plan.slo, &p);
+  p.server = CounterDelta(before, target.Counters());
+  p.server.kv_usage_max = kv_max;
+  if (rss) p.peak_rss_mib = std::max(rss->max(), rss->Sample());
+  return p;
+}
+
+}  // namespace brisk

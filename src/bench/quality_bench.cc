@@ -1,0 +1,381 @@
+#include "bench/quality_bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "bench/workloads.h"
+#include "formats/file_type.h"
+#include "model/fast_forward.h"
+#include "model/model.h"
+#include "model/model_tokenizer.h"
+#include "model/synth.h"
+#include "runtime/thread_pool.h"
+#include "tokenizer/jinja/chat_template.h"
+
+namespace brisk {
+namespace {
+
+// Positions per forward call in the agreement pass: bounds the logit buffers (chunk x vocab
+// floats per model) whatever the prompt length.
+constexpr int kChunk = 64;
+// Decode speed starts after this many prompt tokens (a short prompt, as in a chat turn).
+constexpr int kDecodePromptTokens = 16;
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// Bytes on disk: the file, or every regular file of a model directory.
+Result<double> SizeMiB(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  uintmax_t bytes = 0;
+  if (fs::is_directory(path, ec)) {
+    for (const auto& e : fs::directory_iterator(path, ec))
+      if (e.is_regular_file(ec)) bytes += e.file_size(ec);
+  } else {
+    bytes = fs::file_size(path, ec);
+  }
+  if (ec) return Status::Error(path + ": " + ec.message());
+  return double(bytes) / (1024.0 * 1024.0);
+}
+
+// Reads the model's files once so the timed loads find them in the page cache (load time is
+// then the cost of mapping, validating and repacking, not of the disk).
+void WarmPageCache(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    for (const auto& e : fs::directory_iterator(path, ec))
+      if (e.is_regular_file(ec)) files.push_back(e.path().string());
+  } else {
+    files.push_back(path);
+  }
+  std::vector<char> buf(1 << 20);
+  for (const auto& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    while (in.read(buf.data(), std::streamsize(buf.size())) || in.gcount() > 0) {
+    }
+  }
+}
+
+struct Loaded {
+  std::unique_ptr<Model> model;
+  std::unique_ptr<FastForward> fwd;
+};
+
+Result<Loaded> LoadForward(const std::string& path, ThreadPool& pool) {
+  Loaded l;
+  BRISK_ASSIGN_OR_RETURN(l.model, Model::Load(path));
+  l.fwd = std::make_unique<FastForward>(*l.model, pool, kChunk);
+  return l;
+}
+
+// Greedy decode of `tg` tokens after `prompt`, batch 1; tokens per second of the decode steps.
+Result<double> DecodeSpeed(FastForward& fwd, const ModelConfig& c,
+                           const std::vector<int32_t>& prompt, int tg) {
+  SeqKvCache kv(c, int(prompt.size()) + tg + 1);
+  const SeqRun pre{kv.blocks(), 0, int(prompt.size())};
+  const int32_t last = int32_t(prompt.size()) - 1;
+  int32_t tok = 0;
+  BRISK_RETURN_IF_ERROR(fwd.RunBatchArgmax(prompt, std::span(&pre, 1), std::span(&last, 1), &tok));
+  const double t0 = Now();
+  for (int i = 0; i < tg; ++i) {
+    const SeqRun run{kv.blocks(), int(prompt.size()) + i, 1};
+    const int32_t row0 = 0;
+    BRISK_RETURN_IF_ERROR(
+        fwd.RunBatchArgmax(std::span(&tok, 1), std::span(&run, 1), std::span(&row0, 1), &tok));
+  }
+  return tg / (Now() - t0);
+}
+
+// Load and tokenizer timings of one model; leaves the last load in `out` for the decode and
+// agreement passes.
+Result<QualityRow> Measure(const std::string& path, const QualityBenchOptions& o, ThreadPool& pool,
+                           Loaded* out) {
+  QualityRow row;
+  row.model = path;
+  BRISK_ASSIGN_OR_RETURN(row.size_mib, SizeMiB(path));
+  WarmPageCache(path);
+  std::vector<double> load_ms, tok_ms;
+  for (int r = 0; r < o.reps; ++r) {
+    *out = Loaded{};  // release the previous load first: one copy in memory at a time
+    const double t0 = Now();
+    auto l = LoadForward(path, pool);
+    if (!l.ok()) return l.status().WithContext(path);
+    load_ms.push_back((Now() - t0) * 1e3);
+    *out = std::move(l).value();
+  }
+  for (int r = 0; r < o.reps; ++r) {
+    const double t0 = Now();
+    auto tok = TokenizerForModel(*out->model);
+    if (!tok.ok()) return tok.status().WithContext(path + ": tokenizer");
+    tok_ms.push_back((Now() - t0) * 1e3);
+  }
+  row.load_ms = Median(load_ms);
+  row.tokenizer_ms = Median(tok_ms);
+  if (const gguf::File* g = out->model->gguf())
+    if (auto ft = g->GetUInt("general.file_type"); ft.ok()) row.file_type = FileTypeName(*ft);
+  return row;
+}
+
+Result<double> MedianDecodeSpeed(Loaded& l, const std::vector<int32_t>& prompt,
+                                 const QualityBenchOptions& o) {
+  std::vector<double> rates;
+  for (int r = 0; r < o.reps; ++r) {
+    auto rate = DecodeSpeed(*l.fwd, l.model->config(), prompt, o.tg);
+    if (!rate.ok()) return rate.status().WithContext(l.model->path() + ": decode");
+    rates.push_back(*rate);
+  }
+  return Median(rates);
+}
+
+// The first n prompts of "mix" as the reference would see them in a chat.
+Result<std::vector<std::vector<int32_t>>> PromptTokens(const Model& ref, const Tokenizer& tok,
+                                                       int n, bool* chat_template) {
+  BRISK_ASSIGN_OR_RETURN(std::vector<WorkloadPrompt> mix, WorkloadPrompts("mix"));
+  std::unique_ptr<jinja::ChatTemplate> tmpl;
+  if (!ref.chat_template().empty()) {
+    auto t = jinja::ChatTemplate::Parse(ref.chat_template());
+    if (!t.ok()) return t.status().WithContext("reference chat template");
+    tmpl = std::make_unique<jinja::ChatTemplate>(std::move(t).value());
+  }
+  *chat_template = tmpl != nullptr;
+  std::vector<std::vector<int32_t>> out;
+  for (int i = 0; i < n; ++i) {
+    const WorkloadPrompt& p = mix[size_t(i) % mix.size()];
+    std::string text = p.system + "\n\n" + p.user;
+    if (tmpl) {
+      nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+      messages.push_back({{"role", "system"}, {"content", p.system}});
+      messages.push_back({{"role", "user"}, {"content", p.user}});
+      auto r = jinja::RenderChat(*tmpl, messages, nullptr, true, nlohmann::ordered_json::object());
+      if (!r.ok()) return r.status().WithContext("rendering prompt " + std::to_string(i));
+      text = std::move(r).value();
+    }
+    std::vector<int32_t> ids = tok.Encode(text, /*parse_special=*/true);
+    if (ids.empty()) return Status::Error("prompt " + std::to_string(i) + " has no tokens");
+    out.push_back(std::move(ids));
+  }
+  return out;
+}
+
+struct Accumulator {
+  long long positions = 0, matches = 0;
+  double kl_sum = 0, kl_max = 0;
+};
+
+}  // namespace
+
+LogitComparison CompareLogits(std::span<const float> ref, std::span<const float> model) {
+  BRISK_CHECK(ref.size() == model.size() && !ref.empty());
+  const size_t n = ref.size();
+  // Stable log-sum-exp: log sum exp(z) = m + log sum exp(z - m), m = max z.
+  auto lse_argmax = [n](std::span<const float> z, size_t* arg) {
+    size_t a = 0;
+    for (size_t i = 1; i < n; ++i)
+      if (z[i] > z[a]) a = i;
+    *arg = a;
+    const double m = z[a];
+    double s = 0;
+    for (size_t i = 0; i < n; ++i) s += std::exp(double(z[i]) - m);
+    return m + std::log(s);
+  };
+  size_t ar = 0, am = 0;
+  const double lse_r = lse_argmax(ref, &ar);
+  const double lse_m = lse_argmax(model, &am);
+  double kl = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double log_p = double(ref[i]) - lse_r;
+    const double log_q = double(model[i]) - lse_m;
+    kl += std::exp(log_p) * (log_p - log_q);
+  }
+  LogitComparison c;
+  c.top1_match = ar == am;
+  // KL >= 0 in exact arithmetic; rounding can leave a tiny negative sum for near-equal rows.
+  // NaN (non-finite logits) passes through for the caller to reject.
+  c.kl = kl < 0 ? 0.0 : kl;
+  return c;
+}
+
+Result<QualityReport> RunQualityBench(const QualityBenchOptions& o) {
+  if (o.ref.empty()) return Status::Error("a reference model is required (--ref)");
+  if (o.prompts < 1 || o.prompts > 48) return Status::Error("--prompts must be in 1..48");
+  if (o.reps < 1 || o.tg < 1) return Status::Error("reps and tg must be >= 1");
+  ThreadPool pool(o.threads);
+  QualityReport rep;
+  rep.ref = o.ref;
+  rep.threads = pool.size();
+  rep.prompts = o.prompts;
+  rep.tg = o.tg;
+  auto note = [&](const std::string& s) {
+    if (o.progress) std::fprintf(stderr, "%s\n", s.c_str());
+  };
+
+  // The reference: its tokenizer and template turn the prompt set into the shared sequences.
+  std::vector<Loaded> loaded(1 + o.models.size());
+  note("measuring " + o.ref);
+  Loaded& ref = loaded[0];
+  BRISK_ASSIGN_OR_RETURN(QualityRow ref_row, Measure(o.ref, o, pool, &ref));
+  auto tok = TokenizerForModel(*ref.model);
+  if (!tok.ok()) return tok.status().WithContext(o.ref + ": tokenizer");
+  BRISK_ASSIGN_OR_RETURN(auto seqs, PromptTokens(*ref.model, *tok, o.prompts, &rep.chat_template));
+  const ModelConfig& rc = ref.model->config();
+  int ctx = rc.context_length > 0 ? rc.context_length : 1 << 30;
+  std::vector<int32_t> decode_prompt(
+      seqs[0].begin(), seqs[0].begin() + std::min<size_t>(seqs[0].size(), kDecodePromptTokens));
+  BRISK_ASSIGN_OR_RETURN(ref_row.decode_tok_s, MedianDecodeSpeed(ref, decode_prompt, o));
+  ref_row.is_ref = true;
+  rep.rows.push_back(ref_row);
+  rep.synthetic = IsSynthetic(*ref.model);
+
+  for (size_t k = 0; k < o.models.size(); ++k) {
+    note("measuring " + o.models[k]);
+    BRISK_ASSIGN_OR_RETURN(QualityRow row, Measure(o.models[k], o, pool, &loaded[k + 1]));
+    const ModelConfig& mc = loaded[k + 1].model->config();
+    if (mc.n_vocab != rc.n_vocab)
+      return Status::Error(o.models[k] + " has a vocabulary of " + std::to_string(mc.n_vocab) +
+                           " tokens, the reference " + std::to_string(rc.n_vocab) +
+                           ": logits cannot be compared");
+    if (mc.context_length > 0) ctx = std::min(ctx, mc.context_length);
+    rep.synthetic = rep.synthetic || IsSynthetic(*loaded[k + 1].model);
+    BRISK_ASSIGN_OR_RETURN(row.decode_tok_s, MedianDecodeSpeed(loaded[k + 1], decode_prompt, o));
+    rep.rows.push_back(row);
+  }
+
+  // Teacher forcing: every model reads each sequence in the same chunks; each chunk's logits
+  // are compared position by position with the reference's. Sequences longer than the
+  // smallest context are cut to it.
+  size_t longest = 0;
+  for (auto& s : seqs) {
+    if (s.size() > size_t(ctx)) s.resize(size_t(ctx));
+    longest = std::max(longest, s.size());
+  }
+  std::vector<SeqKvCache> kvs;
+  kvs.reserve(loaded.size());
+  for (const Loaded& l : loaded) kvs.emplace_back(l.model->config(), int(longest));
+  const size_t nv = size_t(rc.n_vocab);
+  std::vector<float> ref_logits(kChunk * nv), logits(kChunk * nv);
+  std::vector<int32_t> rows(kChunk);
+  for (int i = 0; i < kChunk; ++i) rows[i] = i;
+  std::vector<Accumulator> acc(loaded.size());
+  std::vector<LogitComparison> cmp(kChunk);
+  for (size_t s = 0; s < seqs.size(); ++s) {
+    note("agreement: prompt " + std::to_string(s + 1) + "/" + std::to_string(seqs.size()));
+    const auto& seq = seqs[s];
+    for (size_t start = 0; start < seq.size(); start += kChunk) {
+      const int n = int(std::min<size_t>(kChunk, seq.size() - start));
+      const std::span<const int32_t> toks(seq.data() + start, size_t(n));
+      const std::span<const int32_t> lrows(rows.data(), size_t(n));
+      BRISK_RETURN_IF_ERROR(
+          ref.fwd->Run(toks, int(start), kvs[0].blocks(), lrows, ref_logits.data())
+              .WithContext(o.ref));
+      for (size_t k = 0; k < loaded.size(); ++k) {
+        const float* mine = ref_logits.data();
+        if (k > 0) {
+          BRISK_RETURN_IF_ERROR(
+              loaded[k]
+                  .fwd->Run(toks, int(start), kvs[k].blocks(), lrows, logits.data())
+                  .WithContext(o.models[k - 1]));
+          mine = logits.data();
+        }
+        // Rows are independent: compare them on all threads, then sum in position order so
+        // the totals do not depend on the thread count.
+        pool.Run([&](int t, int nt) {
+          for (int p = t; p < n; p += nt)
+            cmp[size_t(p)] = CompareLogits(std::span(ref_logits.data() + p * nv, nv),
+                                           std::span(mine + p * nv, nv));
+        });
+        for (int p = 0; p < n; ++p) {
+          const LogitComparison& c = cmp[size_t(p)];
+          if (!std::isfinite(c.kl))
+            return Status::Error((k == 0 ? o.ref : o.models[k - 1]) +
+                                 ": non-finite logits at prompt " + std::to_string(s) +
+                                 " position " + std::to_string(start + size_t(p)));
+          Accumulator& a = acc[k];
+          a.positions += 1;
+          a.matches += c.top1_match;
+          a.kl_sum += c.kl;
+          a.kl_max = std::max(a.kl_max, c.kl);
+        }
+      }
+    }
+  }
+  for (size_t k = 0; k < loaded.size(); ++k) {
+    QualityRow& r = rep.rows[k];
+    r.positions = acc[k].positions;
+    r.top1_pct = r.positions ? 100.0 * double(acc[k].matches) / double(r.positions) : 0;
+    r.mean_kl = r.positions ? acc[k].kl_sum / double(r.positions) : 0;
+    r.max_kl = acc[k].kl_max;
+  }
+  rep.positions = acc[0].positions;
+  return rep;
+}
+
+std::string QualityReport::ToTable() const {
+  std::string s;
+  char buf[1024];
+  std::snprintf(buf, sizeof buf,
+                "reference %s | %d threads | %d prompts of the mix workload, %lld positions "
+                "(teacher forcing%s) | decode: greedy tg%d, batch 1\n",
+                ref.c_str(), threads, prompts, positions,
+                chat_template ? "" : ", no chat template: plain text", tg);
+  s += buf;
+  if (synthetic)
+    s += std::string(kSyntheticNotice) +
+         "; agreement measures quantization noise on random weights, not real-model quality\n";
+  s += "\n| model | type | size MiB | load ms | tokenizer ms | decode tok/s | top-1 % | mean KL "
+       "| max KL | positions |\n";
+  s += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const QualityRow& r : rows) {
+    std::filesystem::path path(r.model);
+    if (!path.has_filename()) path = path.parent_path();  // "dir/" of a HF model
+    const std::string name = path.filename().string() + (r.is_ref ? " (ref)" : "");
+    std::snprintf(
+        buf, sizeof buf, "| %s | %s | %.1f | %.0f | %.1f | %.1f | %.2f | %.3g | %.3g | %lld |\n",
+        name.c_str(), r.file_type.empty() ? "-" : r.file_type.c_str(), r.size_mib, r.load_ms,
+        r.tokenizer_ms, r.decode_tok_s, r.top1_pct, r.mean_kl, r.max_kl, r.positions);
+    s += buf;
+  }
+  return s;
+}
+
+std::string QualityReport::ToJson() const {
+  nlohmann::ordered_json j;
+  j["reference"] = ref;
+  j["threads"] = threads;
+  j["prompts"] = prompts;
+  j["workload"] = "mix";
+  j["positions"] = positions;
+  j["chat_template"] = chat_template;
+  j["decode_tokens"] = tg;
+  j["synthetic_weights"] = synthetic;
+  j["models"] = nlohmann::ordered_json::array();
+  for (const QualityRow& r : rows)
+    j["models"].push_back({{"model", r.model},
+                           {"file_type", r.file_type},
+                           {"reference", r.is_ref},
+                           {"size_mib", r.size_mib},
+                           {"load_ms", r.load_ms},
+                           {"tokenizer_ms", r.tokenizer_ms},
+                           {"decode_tok_s", r.decode_tok_s},
+                           {"top1_pct", r.top1_pct},
+                           {"mean_kl_nats", r.mean_kl},
+                           {"max_kl_nats", r.max_kl},
+                           {"positions", r.positions}});
+  return j.dump(2);
+}
+
+}  // namespace brisk

@@ -1,0 +1,210 @@
+// `brisk bench` and `brisk tune` as a user runs them (issue 8): in-process and over HTTP against
+// a real `brisk serve` (the same requests must produce the same token counts, and the server's
+// own counters must agree), an unreachable and a failing server (errors per point, exit code 1,
+// a readable message, no hang), and `brisk tune` writing a config file that `brisk serve
+// --config` then runs with.
+//
+//   node tests/server/bench_cli_test.mjs --brisk build/src/brisk --model M.gguf
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+
+import { parseArgs, startServer } from './lib/brisk_server.mjs';
+
+const opts = parseArgs();
+// Reports' "latest" copies go to a private BRISK_HOME, not the user's.
+const home = fs.mkdtempSync(path.join(os.tmpdir(), 'brisk-bench-home-'));
+
+function run(args, timeoutMs = 240000) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(opts.brisk, args, { env: { ...process.env, BRISK_HOME: home },
+                                        stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => { stdout += d; });
+    p.stderr.on('data', (d) => { stderr += d; });
+    const timer = setTimeout(() => {
+      p.kill('SIGKILL');
+      reject(new Error(`brisk ${args.join(' ')} hung:\n${stderr}`));
+    }, timeoutMs);
+    p.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+const tmp = (name) => fs.mkdtempSync(path.join(os.tmpdir(), `brisk-${name}-`));
+const readReport = (dir) => JSON.parse(fs.readFileSync(path.join(dir, 'report.json'), 'utf8'));
+const common = ['--workload', 'mix', '--concurrency', '1,2', '--num-prompts', '3',
+                '--output-len', '5', '--warmup', '1', '--no-progress'];
+
+function checkPoints(rep, label) {
+  assert.equal(rep.points.length, 2, label);
+  rep.points.forEach((p, i) => {
+    assert.equal(p.concurrency, [1, 2][i], label);
+    assert.equal(p.requests, 3, label);
+    assert.equal(p.successes, 3, `${label}: ${JSON.stringify(p.failure_messages)}`);
+    assert.equal(p.failures, 0, label);
+    assert.equal(p.output_tokens, 15, label);  // 3 requests x 5 fixed tokens
+    assert.ok(p.prompt_tokens > 0, label);
+    assert.ok(p.ttft_ms.count === 3 && p.ttft_ms.p50 > 0, label);
+    assert.ok(p.output_tok_s > 0 && p.total_tok_s > p.output_tok_s, label);
+  });
+}
+
+describe('brisk bench', () => {
+  let inProcess;
+
+  test('in-process: table, every report format, latest copy', async () => {
+    const out = tmp('bench-in');
+    const r = await run(['bench', '-m', opts.model, ...common, '--out', out]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /c=1/);
+    assert.match(r.stdout, /c=2/);
+    assert.match(r.stdout, new RegExp(`report: ${out}/report.html`));
+    for (const f of ['report.json', 'report.csv', 'report.md', 'report.html'])
+      assert.ok(fs.statSync(path.join(out, f)).size > 100, f);
+    inProcess = readReport(out);
+    assert.equal(inProcess.mode, 'in-process');
+    assert.equal(inProcess.workload, 'mix');
+    checkPoints(inProcess, 'in-process');
+    // The engine's counters: it generated exactly what the clients received.
+    inProcess.points.forEach((p) => {
+      assert.equal(p.server.has, true);
+      assert.equal(p.server.generation_tokens, p.output_tokens);
+      assert.ok(p.server.mean_batch_seqs >= 1 && p.server.mean_batch_seqs <= p.concurrency);
+      assert.ok(p.peak_rss_mib > 0);
+    });
+    const csv = fs.readFileSync(path.join(out, 'report.csv'), 'utf8').trim().split('\n');
+    assert.equal(csv.length, 3);
+    assert.deepEqual(fs.readFileSync(path.join(home, 'bench', 'latest', 'report.json')),
+                     fs.readFileSync(path.join(out, 'report.json')));
+  });
+
+  test('over HTTP against brisk serve: same requests, same token counts, server counters agree',
+       async () => {
+    const server = await startServer({ brisk: opts.brisk, model: opts.model });
+    try {
+      const out = tmp('bench-http');
+      const r = await run(['bench', '--url', server.url, ...common, '--out', out,
+                           '--server-pid', String(server.proc.pid), '--api-key', 'sekrit-123']);
+      assert.equal(r.code, 0, r.stderr);
+      const rep = readReport(out);
+      assert.equal(rep.mode, 'http');
+      // The report (served at /bench without a key) never holds the key.
+      assert.match(rep.command, /--api-key REDACTED/);
+      for (const f of ['report.json', 'report.html', 'report.md', 'report.csv'])
+        assert.ok(!fs.readFileSync(path.join(out, f), 'utf8').includes('sekrit'), f);
+      checkPoints(rep, 'http');
+      rep.points.forEach((p, i) => {
+        // The same chat turns rendered by the same template: the same prompt tokens.
+        assert.equal(p.prompt_tokens, inProcess.points[i].prompt_tokens);
+        assert.equal(p.server.has, true);
+        assert.equal(p.server.generation_tokens, p.output_tokens);
+        assert.ok(p.peak_rss_mib > 0);
+      });
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('an unreachable server: failures per point, exit 1, a readable message, no hang', async () => {
+    // A port that was just free: nothing listens there.
+    const port = await new Promise((resolve) => {
+      const s = http.createServer();
+      s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
+    });
+    const out = tmp('bench-down');
+    const t0 = Date.now();
+    const r = await run(['bench', '--url', `http://127.0.0.1:${port}`, ...common, '--out', out],
+                        60000);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.ok(Date.now() - t0 < 60000);
+    assert.match(r.stderr, /6 of 6 requests failed/);
+    assert.match(r.stderr, /refused|connect/i);
+    const rep = readReport(out);
+    rep.points.forEach((p) => {
+      assert.equal(p.failures, 3);
+      assert.equal(p.successes, 0);
+      assert.ok(p.failure_messages.length >= 1);
+    });
+  });
+
+  test('a failing server: its error message per point, exit 1', async () => {
+    const srv = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (req.url.startsWith('/v1/models')) {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ data: [{ id: 'broken' }] }));
+          return;
+        }
+        res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'the GPU caught fire', type: 'server_error' } }));
+      });
+    });
+    await new Promise((resolve) => srv.listen(0, '127.0.0.1', resolve));
+    try {
+      const out = tmp('bench-500');
+      const r = await run(['bench', '--url', `http://127.0.0.1:${srv.address().port}`, ...common,
+                           '--out', out], 60000);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /HTTP 500: the GPU caught fire/);
+      assert.match(r.stdout, /the GPU caught fire/);  // the table lists it under its points
+      readReport(out).points.forEach((p) => assert.equal(p.failures, 3));
+    } finally {
+      srv.close();
+    }
+  });
+
+  test('bad options are refused before anything runs', async () => {
+    for (const args of [['--concurrency', '0'], ['--workload', 'poetry'], ['--slo', 'ttft:abc'],
+                        ['--request-rate', '-1'], ['--output-len', 'lots'],
+                        ['--concurrency', '1', '--request-rate', '2']]) {
+      const r = await run(['bench', '-m', opts.model, '--no-progress', ...args], 60000);
+      assert.notEqual(r.code, 0, args.join(' '));
+      assert.match(r.stderr, /error/i, args.join(' '));
+    }
+  });
+});
+
+describe('brisk tune', () => {
+  test('writes a config that brisk serve --config runs with', async () => {
+    const out = tmp('tune');
+    const cfg = path.join(out, 'tuned.json');
+    const r = await run(['tune', '-m', opts.model, '--slo', 'ttft_p99:60000,tpot_p99:60000',
+                         '--seqs', '1,2', '--batched-tokens', '64,128', '--prefill-chunks', '32,0',
+                         '--num-prompts', '2', '--output-len', '4', '--warmup', '1', '--out', out]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /BEST/);
+    assert.match(r.stdout, /It chose max_num_seqs=/);
+    const config = JSON.parse(fs.readFileSync(cfg, 'utf8'));
+    assert.equal(config.batch_policy, 'static');
+    assert.ok([1, 2].includes(config.max_num_seqs));
+    assert.ok([64, 128].includes(config.max_num_batched_tokens));
+    const server = await startServer({ brisk: opts.brisk, model: opts.model,
+                                       args: ['--config', cfg] });
+    try {
+      const now = await (await fetch(`${server.url}/admin/config`)).json();
+      assert.equal(now.max_num_seqs, config.max_num_seqs);
+      assert.equal(now.max_num_batched_tokens, config.max_num_batched_tokens);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('an SLO nothing meets: exit 1, says so, writes no config', async () => {
+    const out = tmp('tune-none');
+    const r = await run(['tune', '-m', opts.model, '--slo', 'tpot_p99:0.0001', '--seqs', '1',
+                         '--batched-tokens', '64', '--prefill-chunks', '0', '--num-prompts', '2',
+                         '--output-len', '4', '--warmup', '0', '--out', out]);
+    assert.equal(r.code, 1);
+    assert.match(r.stdout, /None of them met it/);
+    assert.ok(!fs.existsSync(path.join(out, 'tuned.json')));
+  });
+});
