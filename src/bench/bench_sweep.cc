@@ -121,8 +121,11 @@ Result<BenchReport> RunBenchSweep(LoadTarget& target, const BenchSweepOptions& o
   rep.workload = o.workload;
   rep.slo = o.slo;
   {
-    std::string len = o.output_len > 0 ? std::to_string(o.output_len)
-                                       : "the workload's (qa 64, copywriting 256, code 192)";
+    std::string len = o.output_len > 0           ? std::to_string(o.output_len)
+                      : o.workload == "qa"          ? "64"
+                      : o.workload == "copywriting" ? "256"
+                      : o.workload == "code"        ? "192"
+                                                    : "qa 64 / copywriting 256 / code 192";
     rep.output_len = o.natural
                          ? "natural (max_tokens " + len + (o.output_len > 0 ? "" : " x 2") + ")"
                          : len + ", fixed (ignore_eos)";

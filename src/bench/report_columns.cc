@@ -119,7 +119,7 @@ std::vector<std::pair<std::string, std::string>> ReportHeader(const BenchReport&
   auto wpart = [&](const std::string& s) {
     if (!s.empty()) work += (work.empty() ? "" : ", ") + s;
   };
-  if (!r.output_len.empty()) wpart("output " + r.output_len + " tokens");
+  if (!r.output_len.empty()) wpart("output tokens: " + r.output_len);
   wpart(r.sampling);
   add("workload", work);
   add("sweep", r.sweep);

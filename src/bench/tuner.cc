@@ -86,12 +86,28 @@ class Search {
       if (best < 0 || points_[size_t(i)].output_tok_s > points_[size_t(best)].output_tok_s)
         best = i;
     }
-    // Phase 2a: smaller prefill chunks at the best batch (they shorten the steps that carry
-    // prefill: a lower TPOT tail, and more throughput when decode steps were being held up).
-    if (best >= 0)
-      for (int c : ChunksSmallFirst())
-        if (c > 0)
-          BRISK_RETURN_IF_ERROR(Measure(points_[size_t(best)].max_num_seqs, t0, c).status());
+    // Phase 2a: at the best batch, smaller step budgets (whole-prompt chunks), then smaller
+    // prefill chunks (default budget), then the best of each together. Both shorten the steps
+    // that carry prefill: a lower TPOT tail, and more throughput when several admissions in one
+    // step were holding the running sequences up.
+    if (best >= 0) {
+      const int s = points_[size_t(best)].max_num_seqs;
+      int best_t = t0, best_c = 0;
+      double best_t_tok = points_[size_t(best)].output_tok_s, best_c_tok = best_t_tok;
+      for (int t : Descending(o_.batched_tokens)) {
+        if (t == t0) continue;
+        BRISK_ASSIGN_OR_RETURN(int i, Measure(s, t, 0));
+        if (MeetsSlo(points_[size_t(i)], slo) && points_[size_t(i)].output_tok_s > best_t_tok)
+          best_t = t, best_t_tok = points_[size_t(i)].output_tok_s;
+      }
+      for (int c : ChunksSmallFirst()) {
+        if (c == 0) continue;
+        BRISK_ASSIGN_OR_RETURN(int i, Measure(s, t0, c));
+        if (MeetsSlo(points_[size_t(i)], slo) && points_[size_t(i)].output_tok_s > best_c_tok)
+          best_c = c, best_c_tok = points_[size_t(i)].output_tok_s;
+      }
+      if (best_t != t0 && best_c != 0) BRISK_RETURN_IF_ERROR(Measure(s, best_t, best_c).status());
+    }
     // Phase 2b: smaller step budgets / prefill chunks where the SLO broke, and, when one of them
     // holds it, larger batches with that budget.
     if (failed_seqs > 0) {

@@ -119,7 +119,7 @@ TEST(BenchReportTableTest, HeaderRowsAndFailures) {
   EXPECT_NE(t.find("random weights: speeds are real, texts are noise"), std::string::npos);
   EXPECT_NE(t.find("AMD EPYC 9R14, 2 cores, ISA avx512-vnni, 2 threads"), std::string::npos);
   EXPECT_NE(t.find("load: model 412.6 ms, tokenizer 38.9 ms"), std::string::npos);
-  EXPECT_NE(t.find("workload: qa, output 64 tokens, greedy"), std::string::npos);
+  EXPECT_NE(t.find("workload: qa, output tokens: 64, greedy"), std::string::npos);
   EXPECT_NE(t.find("SLO: TTFT <= 500 ms, TPOT <= 50 ms"), std::string::npos);
   for (const char* col : {"concurrency", "ok/fail", "out tok/s", "total tok/s", "req/s",
                           "goodput/s", "TTFT p50 ms", "TTFT p99 ms", "TPOT p50 ms", "TPOT p99 ms",
