@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "util/html_escape.h"
+
 namespace brisk {
 namespace {
 
@@ -91,32 +93,7 @@ std::string FormatTick(double value, double step) {
   return s;
 }
 
-std::string XmlEscape(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += ch;
-    }
-  }
-  return out;
-}
+std::string XmlEscape(const std::string& text) { return HtmlEscape(text); }
 
 std::string RenderLineChart(const LineChart& c) {
   const bool categorical = !c.categories.empty();

@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "server/api_error.h"
+#include "util/html_escape.h"
 
 namespace brisk::server {
 namespace {
@@ -171,31 +172,6 @@ HttpResponse BenchRouteResponse(std::string_view path, const std::string& bench_
   return PageResponse(bench_dir, max_bytes);
 }
 
-std::string HtmlEscape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+std::string HtmlEscape(std::string_view text) { return brisk::HtmlEscape(text); }
 
 }  // namespace brisk::server
