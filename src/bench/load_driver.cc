@@ -1,6 +1,7 @@
 #include "bench/load_driver.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -19,6 +20,10 @@ namespace {
 
 constexpr size_t kMaxFailureMessages = 5;
 constexpr double kPollS = 0.05;
+
+// Numbers the requests of the whole process (PointPlan::unique_prompts). Only driver threads
+// touch it; atomic so two benchmarks in one process stay unique too.
+std::atomic<uint64_t> g_request_number{0};
 
 // What a point's callbacks share. Held by shared_ptr so a callback that arrives after the
 // point gave up (a target that answered very late) writes into a live object.
@@ -138,7 +143,8 @@ BenchPoint RunPoint(LoadTarget& target, const PointPlan& plan, RssSampler* rss) 
   };
   st->start_next = [&target, &plan, &reqs, on_done, n, s = st.get()] {
     if (s->started >= n) return;
-    const BenchRequest& r = reqs[size_t(plan.first_request + s->started) % reqs.size()];
+    BenchRequest r = reqs[size_t(plan.first_request + s->started) % reqs.size()];
+    if (plan.unique_prompts) r.user = "[" + std::to_string(++g_request_number) + "] " + r.user;
     ++s->started;
     target.Start(r, on_done);
   };

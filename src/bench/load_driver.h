@@ -30,7 +30,11 @@ struct PointPlan {
   const std::vector<BenchRequest>* requests = nullptr;
   int first_request = 0;
   Slo slo;
-  uint64_t seed = 1;      // arrival times
+  uint64_t seed = 1;  // arrival times
+  // Every request's user message starts with "[N] ", N unique in this process: requests share
+  // their system prompt (as real traffic does) but never a whole prompt, so a point does not
+  // find earlier points' prompts in the prefix cache (that would flatter TTFT).
+  bool unique_prompts = true;
   bool progress = false;  // a live progress line on stderr
   // A request that has not ended this long after it was sent is given up (the targets enforce
   // their own, shorter timeouts; this guards against a target that never answers).

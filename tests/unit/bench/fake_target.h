@@ -8,6 +8,7 @@
 #include <deque>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "bench/load_target.h"
 
@@ -38,6 +39,7 @@ class FakeTarget : public LoadTarget {
     return Status::Ok();
   }
   void Start(const BenchRequest& r, std::function<void(RequestRecord)> done) override {
+    users.push_back(r.user);
     const FakeLatency lat = model_(limits_);
     const int slots = std::max(limits_.max_num_seqs, 1);
     const int k = started++;
@@ -78,6 +80,7 @@ class FakeTarget : public LoadTarget {
   int rss_pid() const override { return -1; }
 
   int started = 0, configures = 0, max_in_flight = 0;
+  std::vector<std::string> users;  // the user message of every request, in order
 
  private:
   std::function<FakeLatency(const TargetLimits&)> model_;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <set>
 
 #include "bench/bench_sweep.h"
 #include "bench/http_client.h"
@@ -193,6 +194,32 @@ TEST(RunPoint, ClosedLoopKeepsConcurrencyAndCountsEveryRequest) {
   EXPECT_TRUE(p.server.has);
   EXPECT_DOUBLE_EQ(p.server.mean_batch_seqs, 4.0);
   EXPECT_DOUBLE_EQ(p.server.kv_usage_max, 0.25);
+}
+
+TEST(RunPoint, EveryRequestGetsItsOwnPromptAcrossPoints) {
+  testing::FakeTarget t([](const TargetLimits&) { return testing::FakeLatency{}; });
+  std::vector<BenchRequest> reqs = Requests(2, 3);
+  reqs[0].user = "alpha";
+  reqs[1].user = "beta";
+  PointPlan plan;
+  plan.concurrency = 2;
+  plan.num_prompts = 5;
+  plan.requests = &reqs;
+  RunPoint(t, plan, nullptr);
+  RunPoint(t, plan, nullptr);  // a second point cycles through the same prompts
+  ASSERT_EQ(t.users.size(), 10u);
+  std::set<std::string> distinct(t.users.begin(), t.users.end());
+  EXPECT_EQ(distinct.size(), 10u);
+  for (size_t i = 0; i < t.users.size(); ++i) {
+    const std::string& u = t.users[i];
+    ASSERT_EQ(u.front(), '[') << u;
+    const std::string tail = u.substr(u.find("] ") + 2);
+    EXPECT_EQ(tail, i % 5 % 2 == 0 ? "alpha" : "beta") << u;  // the prompts, in turn
+  }
+  plan.unique_prompts = false;
+  RunPoint(t, plan, nullptr);
+  EXPECT_EQ(t.users[10], "alpha");
+  EXPECT_EQ(t.users[11], "beta");
 }
 
 TEST(RunPoint, OpenLoopAtInfiniteRateSendsAllAtOnce) {
