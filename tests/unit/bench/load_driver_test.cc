@@ -171,7 +171,9 @@ std::vector<BenchRequest> Requests(int n, int max_tokens) {
 
 TEST(RunPoint, ClosedLoopKeepsConcurrencyAndCountsEveryRequest) {
   testing::FakeTarget t([](const TargetLimits&) { return testing::FakeLatency{}; });
-  ASSERT_TRUE(t.Configure(TargetLimits{4}).ok());
+  TargetLimits limits;
+  limits.max_num_seqs = 4;
+  ASSERT_TRUE(t.Configure(limits).ok());
   const auto reqs = Requests(3, 11);
   PointPlan plan;
   plan.label = "c=4";
