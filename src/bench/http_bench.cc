@@ -70,6 +70,14 @@ Result<ServerCounters> ParseServerCounters(std::string_view text) {
   return c;
 }
 
+std::string FirstModelId(std::string_view models_json) {
+  auto j = nlohmann::json::parse(models_json, nullptr, false);
+  if (j.is_object() && j.contains("data") && j["data"].is_array() && !j["data"].empty() &&
+      j["data"][0].is_object() && NonEmptyString(j["data"][0], "id"))
+    return j["data"][0]["id"].get<std::string>();
+  return "";
+}
+
 RequestOutcome AnalyzeStream(const HttpCallResult& r) {
   RequestOutcome o;
   o.start_s = r.start_s;
@@ -205,12 +213,8 @@ class Bench {
     HttpCallResult r = Get("/v1/models");
     *server = r.server;
     const std::string failure = DescribeHttpFailure(r);
-    if (failure.empty()) {
-      auto j = nlohmann::json::parse(r.body, nullptr, false);
-      if (j.is_object() && j.contains("data") && j["data"].is_array() && !j["data"].empty() &&
-          j["data"][0].is_object() && NonEmptyString(j["data"][0], "id"))
-        return j["data"][0]["id"].get<std::string>();
-    }
+    if (failure.empty())
+      if (std::string id = FirstModelId(r.body); !id.empty()) return id;
     if (o_.progress)
       std::fprintf(stderr, "note: no model from GET /v1/models (%s); requests name none\n",
                    failure.empty() ? "no data[0].id" : failure.c_str());

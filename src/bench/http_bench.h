@@ -113,6 +113,9 @@ struct RequestOutcome {
 };
 RequestOutcome AnalyzeStream(const HttpCallResult& response);
 
+// data[0].id of a GET /v1/models body; "" when it is not such a document or lists nothing.
+std::string FirstModelId(std::string_view models_json);
+
 // The measured user message number `index` (deterministic; different for every index).
 std::string BenchPrompt(int index, int prompt_len_words, uint64_t seed);
 

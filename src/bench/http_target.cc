@@ -32,12 +32,7 @@ class HttpTarget : public LoadTarget {
     model_ = o_.model;
     HttpCallResult r = Call("GET", "/v1/models", "");
     info_.server = r.server;
-    if (model_.empty() && DescribeHttpFailure(r).empty()) {
-      auto j = nlohmann::json::parse(r.body, nullptr, false);
-      if (j.is_object() && j.contains("data") && j["data"].is_array() && !j["data"].empty() &&
-          j["data"][0].is_object() && j["data"][0].contains("id") && j["data"][0]["id"].is_string())
-        model_ = j["data"][0]["id"].get<std::string>();
-    }
+    if (model_.empty() && DescribeHttpFailure(r).empty()) model_ = FirstModelId(r.body);
     info_.model = model_;
   }
 
