@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/reference.h"
 #include "quant/dequantize.h"
 #include "util/fp16.h"
@@ -33,23 +34,29 @@ Q8Acts SubView(const Q8Acts& a, int t0) {
 
 constexpr int64_t kTokenGrain = 4;  // tokens per parallel chunk for per-token ops
 
-// Stores one position's K and V (all KV heads) into its block, converting to the store's type.
+// Stores one position's K and V (all KV heads) into its block, converting to the store's type, in
+// the chunk layouts the attention kernel reads (K position-minor, V position-major).
 void WriteKv(const KvBlocks& kv, int layer, int pos, const float* k, const float* v) {
   KvStore& s = *kv.store;
   const int bs = s.block_size(), block = kv.table[pos / bs], row = pos % bs;
   const int hd = int(s.chunk_bytes() / s.elem_bytes()) / bs;
-  const int heads = s.n_head_kv();
-  for (int h = 0; h < heads; ++h)
-    for (int which = 0; which < 2; ++which) {
-      const float* src = (which ? v : k) + h * hd;
-      uint8_t* dst = s.chunk(layer, block, which, h) + size_t(row) * hd * s.elem_bytes();
-      if (s.type() == KvType::kF16) {
-        uint16_t* d16 = reinterpret_cast<uint16_t*>(dst);
-        for (int i = 0; i < hd; ++i) d16[i] = Fp32ToFp16(src[i]);
+  const bool f16 = s.type() == KvType::kF16;
+  for (int h = 0; h < s.n_head_kv(); ++h) {
+    uint8_t* kc = s.chunk(layer, block, 0, h);
+    uint8_t* vc = s.chunk(layer, block, 1, h);
+    const float* ks = k + h * hd;
+    const float* vs = v + h * hd;
+    for (int i = 0; i < hd; ++i) {
+      const size_t ki = KChunkIndex(bs, row, i), vi = VChunkIndex(hd, row, i);
+      if (f16) {
+        reinterpret_cast<uint16_t*>(kc)[ki] = Fp32ToFp16(ks[i]);
+        reinterpret_cast<uint16_t*>(vc)[vi] = Fp32ToFp16(vs[i]);
       } else {
-        std::memcpy(dst, src, size_t(hd) * sizeof(float));
+        reinterpret_cast<float*>(kc)[ki] = ks[i];
+        reinterpret_cast<float*>(vc)[vi] = vs[i];
       }
     }
+  }
 }
 
 // ref::RopeNeox with the (cos, sin) pairs of the position precomputed.
@@ -109,6 +116,7 @@ FastForward::FastForward(const Model& model, ThreadPool& pool, int max_batch_tok
   token_pos_.resize(T);
   rope_.resize(T * size_t(c_.head_dim));
   token_run_.resize(T);
+  attn_items_.reserve(T);
   // Room for the largest block size a store may use (the scratch is per block, not per context).
   attn_scratch_per_thread_ = AttendScratchFloats(c_.group_size(), c_.head_dim, kMaxKvBlockSize);
   attn_scratch_.resize(size_t(pool.size()) * attn_scratch_per_thread_);
@@ -233,8 +241,7 @@ void FastForward::Layer(int l, int n, std::span<const SeqRun> runs) {
   pool_.ParallelFor(n, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
     for (int64_t t = t0; t < t1; ++t) {
       const float* g = &gu_[size_t(t) * 2 * ff];
-      float* o = &ff_[size_t(t) * ff];
-      for (int i = 0; i < ff; ++i) o[i] = ref::Silu(g[i]) * g[ff + i];
+      SiluMul(g, g + ff, ff, &ff_[size_t(t) * ff]);
     }
   });
   QuantizeParallel(ff_.data(), ff, n, q_ff_.view());
@@ -246,18 +253,29 @@ void FastForward::Attention(int l, int n, std::span<const SeqRun> runs) {
   const int hd = c_.head_dim, qd = c_.q_dim(), G = c_.group_size();
   const int ldqkv = qd + 2 * c_.kv_dim();
   const float scale = float(1.0 / std::sqrt(double(hd)));
-  // One work item per (token, KV head): each K/V row is read once for all G query heads. An
-  // item's cost grows with its context, so items are split by total context, not by count
-  // (causal prefill would otherwise leave the first thread idle for most of the op).
-  const int64_t items = int64_t(n) * c_.n_head_kv;
+  // One work item per (up to kAttendMaxTokens consecutive tokens of one run, KV head): each K/V
+  // block is widened once for all G query heads of all the item's tokens. An item's cost grows
+  // with its context, so items are split by total context, not by count (causal prefill would
+  // otherwise leave the first thread idle for most of the op). Runs occupy consecutive tokens.
+  attn_items_.clear();
   int64_t total = 0;
-  for (int t = 0; t < n; ++t) total += int64_t(token_pos_[t] + 1) * c_.n_head_kv;
+  for (int t = 0; t < n;) {
+    const int run = token_run_[t];
+    int t1 = t + 1;
+    while (t1 < n && t1 - t < kAttendMaxTokens && token_run_[t1] == run) ++t1;
+    attn_items_.push_back({t, t1 - t});
+    for (int i = t; i < t1; ++i) total += int64_t(token_pos_[i] + 1) * c_.n_head_kv;
+    t = t1;
+  }
+  const int64_t items = int64_t(attn_items_.size()) * c_.n_head_kv;
   pool_.Run([&](int thread, int n_threads) {
     const int64_t lo = total * thread / n_threads, hi = total * (thread + 1) / n_threads;
     int64_t acc = 0;
     for (int64_t i = 0; i < items; ++i) {
-      const int t = int(i / c_.n_head_kv), g = int(i % c_.n_head_kv);
-      const int64_t cost = token_pos_[t] + 1;
+      const AttnItem& it = attn_items_[size_t(i / c_.n_head_kv)];
+      const int g = int(i % c_.n_head_kv), t = it.t0;
+      int64_t cost = 0;
+      for (int k = 0; k < it.n_tokens; ++k) cost += token_pos_[t + k] + 1;
       const int64_t start = acc;  // item i belongs to the thread whose range holds its start
       acc += cost;
       if (start < lo) continue;
@@ -265,6 +283,8 @@ void FastForward::Attention(int l, int n, std::span<const SeqRun> runs) {
       const KvBlocks& kv = runs[token_run_[t]].kv;
       AttendArgs a;
       a.q = &qkv_[size_t(t) * ldqkv + size_t(g) * G * hd];
+      a.q_stride = ldqkv;
+      a.n_tokens = it.n_tokens;
       a.k0 = kv.store->chunk(l, 0, 0, g);
       a.v0 = kv.store->chunk(l, 0, 1, g);
       a.block_stride = kv.store->block_stride();
@@ -277,6 +297,7 @@ void FastForward::Attention(int l, int n, std::span<const SeqRun> runs) {
       a.scale = scale;
       a.scratch = &attn_scratch_[size_t(thread) * attn_scratch_per_thread_];
       a.out = &att_[size_t(t) * qd + size_t(g) * G * hd];
+      a.out_stride = qd;
       AttendGroup(a);
     }
   });

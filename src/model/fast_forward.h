@@ -82,6 +82,10 @@ class FastForward {
   std::vector<int32_t> token_pos_, token_run_;  // per token: position and run index
   std::vector<double> rope_;                    // per token: head_dim/2 (cos, sin) pairs
   std::vector<float> attn_scratch_;             // per thread: AttendScratchFloats
+  struct AttnItem {
+    int t0, n_tokens;  // consecutive tokens of one run
+  };
+  std::vector<AttnItem> attn_items_;  // Attention()'s work items (reserved: no allocation)
   size_t attn_scratch_per_thread_ = 0;
 };
 

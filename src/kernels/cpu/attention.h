@@ -1,9 +1,14 @@
-// Causal attention for one token and one KV head group (GQA) over a paged KV cache: the group's
-// G query heads read each K and V row once, block by block, with an online softmax (running max
-// and sum per head, rescaled when the max grows), so no n_ctx-sized score buffer is needed.
+// Causal attention for a run of query tokens of one sequence and one KV head group (GQA) over a
+// paged KV cache. Each K/V block is widened once per call and used by all G query heads of all
+// the call's tokens (so prefill shares it between up to kAttendMaxTokens tokens), with an online
+// softmax (running max and sum per query row, rescaled when the max grows): no n_ctx-sized score
+// buffer. Scores are computed with positions in vector lanes (K chunks are stored position-minor,
+// see KvStore), which needs no horizontal sums.
+//
 // Written as plain float code that every ISA tier compiles from the same source
-// (attention_impl.inc) without floating-point contraction; fp16 K/V are widened exactly. Results
-// are therefore bitwise identical across ISAs and independent of what else is in the batch.
+// (attention_impl.inc) without floating-point contraction; fp16 K/V are widened exactly. Every
+// query row follows the same sequence of operations whatever else is in the call, so results are
+// bitwise identical across ISAs, across how many tokens share a call, and across batches.
 #pragma once
 
 #include <cstddef>
@@ -13,24 +18,36 @@
 
 namespace brisk {
 
+// Query tokens one call may take (bounds the per-thread scratch).
+inline constexpr int kAttendMaxTokens = 8;
+
 struct AttendArgs {
-  const float* q;        // G heads x hd, RoPE applied
-  const uint8_t* k0;     // K chunk of this (layer, KV head) in block 0 of the store
-  const uint8_t* v0;     // V chunk likewise
-  size_t block_stride;   // bytes from one block's chunk to the next block's
-  const int32_t* table;  // block table: positions [j*bs, (j+1)*bs) live in block table[j]
-  int block_size;        // positions per block; a chunk is block_size rows of head_dim elements
-  bool f16;              // elements are IEEE half (else float)
-  int n_ctx;             // attend to positions [0, n_ctx)
-  int group;             // G query heads (<= 16)
-  int head_dim;          // multiple of 16
-  float scale;           // 1 / sqrt(head_dim)
-  float* scratch;        // AttendScratchFloats(...) floats
-  float* out;            // G heads x hd
+  const float* q;          // token i's G heads x hd at q + i * q_stride, RoPE applied
+  int64_t q_stride = 0;    // floats between consecutive tokens' queries (unused for one token)
+  int n_tokens = 1;        // query tokens at consecutive positions, 1..kAttendMaxTokens
+  const uint8_t* k0;       // K chunk of this (layer, KV head) in block 0 of the store
+  const uint8_t* v0;       // V chunk likewise
+  size_t block_stride;     // bytes from one block's chunk to the next block's
+  const int32_t* table;    // block table: positions [j*bs, (j+1)*bs) live in block table[j]
+  int block_size;          // positions per block
+  bool f16;                // elements are IEEE half (else float)
+  int n_ctx;               // token i attends to positions [0, n_ctx + i)
+  int group;               // G query heads (<= 16)
+  int head_dim;            // multiple of 16
+  float scale;             // 1 / sqrt(head_dim)
+  float* scratch;          // AttendScratchFloats(...) floats
+  float* out;              // token i's G heads x hd at out + i * out_stride
+  int64_t out_stride = 0;  // floats between consecutive tokens' outputs
 };
 
+// Chunk layouts the kernel reads: K chunk [head_dim][block_size] (position-minor, so one vector
+// load holds one dimension of consecutive positions), V chunk [block_size][head_dim].
+inline size_t KChunkIndex(int block_size, int row, int d) { return size_t(d) * block_size + row; }
+inline size_t VChunkIndex(int head_dim, int row, int d) { return size_t(row) * head_dim + d; }
+
 inline size_t AttendScratchFloats(int group, int head_dim, int block_size) {
-  return size_t(2 * block_size * head_dim + group * block_size + group * head_dim);
+  const size_t rows = size_t(kAttendMaxTokens) * group;
+  return 2 * size_t(block_size) * head_dim + block_size + rows * (head_dim + block_size + 1);
 }
 
 void AttendGroup(const AttendArgs& a, Isa isa = ActiveIsa());

@@ -61,6 +61,8 @@ struct IsaKernels {
   // v = (x * scale) * w; stores v to xn (if not null) and quantises it
   void (*norm_quantize_row)(const float* x, float scale, const float* w, int64_t cols, float* xn,
                             int8_t* qs, ActMeta* meta);
+  // out = silu(g) * u (elementwise_impl.inc)
+  void (*silu_mul)(const float* g, const float* u, int64_t n, float* out);
 };
 
 const IsaKernels& ScalarKernels();

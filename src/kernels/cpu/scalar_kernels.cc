@@ -274,6 +274,8 @@ void FloatKernel(const FloatArgs& a) {
   }
 }
 
+#include "kernels/cpu/elementwise_impl.inc"
+
 }  // namespace
 
 const IsaKernels& ScalarKernels() {
@@ -286,6 +288,7 @@ const IsaKernels& ScalarKernels() {
       QuantizeRow,
       SumSquares,
       NormQuantizeRow,
+      SiluMulImpl,
   };
   return k;
 }

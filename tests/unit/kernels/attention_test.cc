@@ -1,6 +1,7 @@
 // The paged attention kernel: every ISA tier gives the same bits as the scalar tier (f16 and f32
-// caches, partial last blocks, scattered block tables), and the result is a softmax-weighted
-// average of V within float rounding of a float64 reference.
+// caches, partial last blocks, scattered block tables), a token's result does not depend on how
+// many tokens share the call, and the result is a softmax-weighted average of V within float
+// rounding of a float64 reference.
 #include "kernels/cpu/attention.h"
 
 #include <gtest/gtest.h>
@@ -49,22 +50,27 @@ Store MakeStore(const Case& c, int n_blocks, std::mt19937& rng) {
 
 float Elem(const Store& s, const Case& c, int block, int kv, int row, int d) {
   const uint8_t* p = s.mem.data() + size_t(block) * s.block_stride + kv * s.chunk_bytes;
+  const size_t i = kv == 0 ? KChunkIndex(c.block_size, row, d) : VChunkIndex(c.head_dim, row, d);
   if (c.f16) {
     uint16_t h;
-    std::memcpy(&h, p + (size_t(row) * c.head_dim + d) * 2, 2);
+    std::memcpy(&h, p + i * 2, 2);
     return Fp16ToFp32(h);
   }
   float f;
-  std::memcpy(&f, p + (size_t(row) * c.head_dim + d) * 4, 4);
+  std::memcpy(&f, p + i * 4, 4);
   return f;
 }
 
+// Attends n_tokens query tokens (token i at context c.n_ctx + i) in one call.
 std::vector<float> RunAttend(const Case& c, const Store& s, const std::vector<int32_t>& table,
-                             const std::vector<float>& q, Isa isa) {
+                             const float* q, int n_tokens, Isa isa) {
   std::vector<float> scratch(AttendScratchFloats(c.group, c.head_dim, c.block_size));
-  std::vector<float> out(size_t(c.group) * c.head_dim, -1.0f);
+  const int64_t stride = int64_t(c.group) * c.head_dim;
+  std::vector<float> out(size_t(n_tokens) * stride, -1.0f);
   AttendArgs a;
-  a.q = q.data();
+  a.q = q;
+  a.q_stride = stride;
+  a.n_tokens = n_tokens;
   a.k0 = s.mem.data();
   a.v0 = s.mem.data() + s.chunk_bytes;
   a.block_stride = s.block_stride;
@@ -77,8 +83,13 @@ std::vector<float> RunAttend(const Case& c, const Store& s, const std::vector<in
   a.scale = 1.0f / std::sqrt(float(c.head_dim));
   a.scratch = scratch.data();
   a.out = out.data();
+  a.out_stride = stride;
   AttendGroup(a, isa);
   return out;
+}
+std::vector<float> RunAttend(const Case& c, const Store& s, const std::vector<int32_t>& table,
+                             const std::vector<float>& q, Isa isa) {
+  return RunAttend(c, s, table, q.data(), 1, isa);
 }
 
 TEST(Attention, EveryIsaBitwiseEqualAndCloseToFloat64) {
@@ -124,6 +135,43 @@ TEST(Attention, EveryIsaBitwiseEqualAndCloseToFloat64) {
           o += w[p] / sum * Elem(s, c, table[p / c.block_size], 1, p % c.block_size, d);
         EXPECT_NEAR(want[size_t(h) * c.head_dim + d], o, 2e-5 * (1 + std::fabs(o)))
             << "head " << h << " dim " << d << " n_ctx " << c.n_ctx;
+      }
+    }
+  }
+}
+
+// Prefill hands up to kAttendMaxTokens consecutive tokens to one call; each token's bits must be
+// those of the token attended alone (batch invariance starts here), on every ISA.
+TEST(Attention, TokensSharingACallMatchEachAlone) {
+  std::mt19937 rng(11);
+  const Case cases[] = {{7, 64, 16, 1, true},  {7, 64, 16, 13, true}, {2, 128, 16, 40, false},
+                        {3, 32, 5, 9, true},   {1, 16, 1, 3, false},  {16, 64, 64, 60, true},
+                        {7, 64, 32, 100, true}};
+  for (const Case& c : cases) {
+    const int T = kAttendMaxTokens;
+    const int n_max = c.n_ctx + T - 1;
+    const int n_blocks = (n_max + c.block_size - 1) / c.block_size + 2;
+    Store s = MakeStore(c, n_blocks, rng);
+    std::vector<int32_t> table(n_blocks);
+    for (int i = 0; i < n_blocks; ++i) table[i] = i;
+    std::shuffle(table.begin(), table.end(), rng);
+    const size_t stride = size_t(c.group) * c.head_dim;
+    std::vector<float> q(T * stride);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (float& v : q) v = nd(rng);
+    for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+      if (!IsaSupported(isa)) continue;
+      for (int n_tokens : {2, 3, T}) {
+        const auto together = RunAttend(c, s, table, q.data(), n_tokens, isa);
+        for (int i = 0; i < n_tokens; ++i) {
+          Case alone = c;
+          alone.n_ctx = c.n_ctx + i;
+          const auto one = RunAttend(alone, s, table, q.data() + i * stride, 1, isa);
+          EXPECT_EQ(0,
+                    std::memcmp(one.data(), together.data() + i * stride, stride * sizeof(float)))
+              << IsaName(isa) << " token " << i << " of " << n_tokens << " n_ctx " << c.n_ctx
+              << " block " << c.block_size;
+        }
       }
     }
   }

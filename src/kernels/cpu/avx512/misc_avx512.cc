@@ -145,6 +145,8 @@ void FloatKernel(const FloatArgs& a) {
   for (; g < a.n_groups; ++g) FTokens<Kind, 1>(a, g, 0, a.n_tokens);
 }
 
+#include "kernels/cpu/elementwise_impl.inc"
+
 }  // namespace
 
 void FillAvx512Misc(IsaKernels* k) {
@@ -154,6 +156,7 @@ void FillAvx512Misc(IsaKernels* k) {
   k->quantize_row = QuantizeRow;
   k->sum_squares = SumSquares;
   k->norm_quantize_row = NormQuantizeRow;
+  k->silu_mul = SiluMulImpl;
 }
 
 }  // namespace brisk::kern
