@@ -28,33 +28,60 @@ struct Best {
 size_t YBufBytes() { return size_t(kArgmaxMaxTokens) * kGroupRows * sizeof(float); }
 size_t ArgmaxBufBytes() { return YBufBytes() + sizeof(Best); }
 
-// Byte-balanced contiguous split of all groups (in segment order) for thread `t` of `n`.
-template <typename Fn>
-void ForMyGroups(const PackedWeights& w, int t, int n, Fn&& fn) {
-  // kRaw segments count rows, not groups: scale to 16 rows per "group".
-  auto unit = [](const PackedSegment& s) {
-    return s.kind == PackedKind::kRaw ? s.group_bytes * kGroupRows : s.group_bytes;
-  };
+// Bytes a group streams: kRaw segments count rows, not groups, so scale to 16 rows per "group".
+size_t GroupUnit(const PackedSegment& s) {
+  return s.kind == PackedKind::kRaw ? s.group_bytes * kGroupRows : s.group_bytes;
+}
+
+// Plans the claims of one parallel region: thread t starts on the groups (in segment order)
+// whose first byte lies in [total * t / n, total * (t + 1) / n), and claims ~32 KiB at a time.
+void PlanClaims(const PackedWeights& w, int n, GroupClaims& claims) {
   size_t total = 0;
-  for (const PackedSegment& s : w.segments) total += unit(s) * size_t(s.n_groups());
-  const long double lo = (long double)total * t / n, hi = (long double)total * (t + 1) / n;
-  size_t off = 0;
-  for (const PackedSegment& s : w.segments) {
-    const size_t u = unit(s);
-    // Group g belongs to the thread whose range holds its start byte.
-    int64_t g0 = 0, g1 = 0;
-    const long double a = lo - (long double)off, b = hi - (long double)off;
-    auto first_at_or_after = [&](long double x) -> int64_t {
-      if (x <= 0) return 0;
-      int64_t g = int64_t((x + u - 1) / u);
-      while (g > 0 && (long double)(g - 1) * u >= x) --g;
-      while ((long double)g * u < x) ++g;
-      return std::min<int64_t>(g, s.n_groups());
-    };
-    g0 = first_at_or_after(a);
-    g1 = t + 1 == n ? s.n_groups() : first_at_or_after(b);
-    if (g1 > g0) fn(s, g0, g1);
-    off += u * size_t(s.n_groups());
+  int64_t groups = 0;
+  for (const PackedSegment& s : w.segments)
+    total += GroupUnit(s) * size_t(s.n_groups()), groups += s.n_groups();
+  BRISK_CHECK(n <= claims.n_threads());
+  int64_t* starts = claims.starts();
+  starts[0] = 0;
+  for (int t = 1; t < n; ++t) {
+    const long double x = (long double)total * t / n;
+    size_t off = 0;
+    int64_t base = 0;
+    starts[t] = groups;
+    for (const PackedSegment& s : w.segments) {
+      const size_t u = GroupUnit(s);
+      const size_t end = off + u * size_t(s.n_groups());
+      if (x <= (long double)end) {
+        // First group of s whose start byte off + g * u is >= x.
+        int64_t g = x <= off ? 0 : int64_t(((x - off) + u - 1) / u);
+        while (g > 0 && (long double)(off + (g - 1) * u) >= x) --g;
+        while (g < s.n_groups() && (long double)(off + g * u) < x) ++g;
+        starts[t] = base + g;
+        break;
+      }
+      off = end;
+      base += s.n_groups();
+    }
+    starts[t] = std::max(starts[t], starts[t - 1]);
+  }
+  for (int t = n; t <= claims.n_threads(); ++t) starts[t] = groups;  // threads beyond n: none
+  const size_t per_group = groups > 0 ? total / size_t(groups) : 1;
+  claims.Reset(std::clamp<int64_t>(int64_t((32 << 10) / std::max<size_t>(per_group, 1)), 1, 64));
+}
+
+// Runs fn(segment, g0, g1) for every group this thread claims (global indices cut at segments).
+template <typename Fn>
+void ForClaimedGroups(const PackedWeights& w, GroupClaims& claims, int t, Fn&& fn) {
+  int64_t a, b;
+  while (claims.Next(t, &a, &b)) {
+    int64_t base = 0;
+    for (const PackedSegment& s : w.segments) {
+      const int64_t n = s.n_groups();
+      const int64_t g0 = std::max<int64_t>(a - base, 0), g1 = std::min<int64_t>(b - base, n);
+      if (g1 > g0) fn(s, g0, g1);
+      base += n;
+      if (base >= b) break;
+    }
   }
 }
 
@@ -135,7 +162,7 @@ void CheckInputs(const PackedWeights& w, const MatmulInput& in, int n_tokens,
 void MatmulWorkspace::Free::operator()(void* p) const { std::free(p); }
 
 MatmulWorkspace::MatmulWorkspace(int64_t max_cols, int n_threads)
-    : max_cols_(max_cols), n_threads_(std::max(1, n_threads)) {
+    : max_cols_(max_cols), n_threads_(std::max(1, n_threads)), claims_(n_threads_) {
   per_thread_ = (UnpackBytes(max_cols) + ArgmaxBufBytes() + 4095) / 4096 * 4096;
   mem_.reset(std::aligned_alloc(4096, per_thread_ * size_t(n_threads_)));
   BRISK_CHECK(mem_ != nullptr);
@@ -160,6 +187,7 @@ void Matmul(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int
   // Few row groups but many tokens (e.g. a 128-row K/V projection in prefill): split tokens.
   const int nthreads = pool.size();
   const bool split_tokens = total_groups < 4 * int64_t(nthreads) && n_tokens >= 16 * nthreads;
+  if (!split_tokens) PlanClaims(w, nthreads, ws.claims());
   auto body = [&j, split_tokens](int t, int n) {
     uint8_t* scratch = j.ws->thread_scratch(t);
     if (split_tokens) {
@@ -172,7 +200,7 @@ void Matmul(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int
         RunGroups(j, s, 0, s.n_groups(), t0, t1, j.y, j.ldy, s.row0, scratch);
       return;
     }
-    ForMyGroups(*j.w, t, n, [&](const PackedSegment& s, int64_t g0, int64_t g1) {
+    ForClaimedGroups(*j.w, j.ws->claims(), t, [&](const PackedSegment& s, int64_t g0, int64_t g1) {
       RunGroups(j, s, g0, g1, 0, j.n_tokens, j.y, j.ldy, s.row0, scratch);
     });
   };
@@ -189,12 +217,17 @@ void MatmulArgmax(ThreadPool& pool, const PackedWeights& w, const MatmulInput& i
   auto slot = [&ws](int t) {
     return reinterpret_cast<Best*>(ws.thread_scratch(t) + UnpackBytes(ws.max_cols()) + YBufBytes());
   };
-  auto body = [&j, &slot](int t, int n) {
+  PlanClaims(w, pool.size(), ws.claims());
+  // Better: larger value, or the same value at a lower row (threads visit rows in no fixed order).
+  auto better = [](float v, int32_t row, float best_v, int32_t best_row) {
+    return best_row < 0 || v > best_v || (v == best_v && row < best_row);
+  };
+  auto body = [&j, &slot, &better](int t, int n) {
     uint8_t* scratch = j.ws->thread_scratch(t);
     float* ybuf = reinterpret_cast<float*>(scratch + UnpackBytes(j.ws->max_cols()));
     Best local;
     for (int i = 0; i < j.n_tokens; ++i) local.row[i] = -1, local.value[i] = 0.0f;
-    ForMyGroups(*j.w, t, n, [&](const PackedSegment& s, int64_t g0, int64_t g1) {
+    ForClaimedGroups(*j.w, j.ws->claims(), t, [&](const PackedSegment& s, int64_t g0, int64_t g1) {
       for (int64_t g = g0; g < g1; ++g) {
         // y_row_base chosen so the group's rows land at ybuf[t * 16 + lane].
         RunGroups(j, s, g, g + 1, 0, j.n_tokens, ybuf, kGroupRows, -g * kGroupRows, scratch);
@@ -203,8 +236,9 @@ void MatmulArgmax(ThreadPool& pool, const PackedWeights& w, const MatmulInput& i
           for (int r = 0; r < valid; ++r) {
             const float v = ybuf[tok * kGroupRows + r];
             if (v != v) continue;  // NaN never wins
-            if (local.row[tok] < 0 || v > local.value[tok]) {
-              local.row[tok] = int32_t(s.row0 + g * kGroupRows + r);
+            const int32_t row = int32_t(s.row0 + g * kGroupRows + r);
+            if (better(v, row, local.value[tok], local.row[tok])) {
+              local.row[tok] = row;
               local.value[tok] = v;
             }
           }
@@ -216,10 +250,10 @@ void MatmulArgmax(ThreadPool& pool, const PackedWeights& w, const MatmulInput& i
   for (int tok = 0; tok < n_tokens; ++tok) {
     int32_t r = -1;
     float v = 0.0f;
-    for (int t = 0; t < pool.size();
-         ++t) {  // thread ranges ascend, so strict > keeps the lowest row
+    for (int t = 0; t < pool.size(); ++t) {
       const Best& b = *slot(t);
-      if (b.row[tok] >= 0 && (r < 0 || b.value[tok] > v)) r = b.row[tok], v = b.value[tok];
+      if (b.row[tok] >= 0 && better(b.value[tok], b.row[tok], v, r))
+        r = b.row[tok], v = b.value[tok];
     }
     best_row[tok] = r < 0 ? 0 : r;
     best_value[tok] = r < 0 ? std::numeric_limits<float>::quiet_NaN() : v;

@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "kernels/cpu/acts.h"
+#include "kernels/cpu/group_claims.h"
 #include "kernels/cpu/packed.h"
 #include "runtime/cpu_features.h"
 #include "runtime/thread_pool.h"
@@ -35,6 +36,7 @@ class MatmulWorkspace {
   uint8_t* thread_scratch(int thread) const;
   int64_t max_cols() const { return max_cols_; }
   int n_threads() const { return n_threads_; }
+  GroupClaims& claims() { return claims_; }
 
  private:
   struct Free {
@@ -44,6 +46,7 @@ class MatmulWorkspace {
   int n_threads_;
   size_t per_thread_;
   std::unique_ptr<void, Free> mem_;
+  GroupClaims claims_;
 };
 
 // y[t * ldy + r] for t < n_tokens, r < w.rows.

@@ -167,5 +167,32 @@ TEST(Matmul, ArgmaxMatchesFullOutput) {
   }
 }
 
+// Rows with equal outputs: the lowest row wins whichever threads claimed which groups.
+TEST(Matmul, ArgmaxTiesGoToTheLowestRow) {
+  ThreadPool pool(4);
+  const int64_t rows = 4000, cols = 64;
+  const int n = 2;
+  auto w = RandomWeights(GgmlType::kQ8_0, rows, cols, 21);
+  const size_t row_bytes = w.size() / size_t(rows);
+  // Rows 0..1999 a copy of row 2000, the upper half all equal too: every output ties.
+  for (int64_t r = 0; r < rows; ++r)
+    std::copy(w.begin() + 2000 * row_bytes, w.begin() + 2001 * row_bytes,
+              w.begin() + r * row_bytes);
+  const auto x = RandomActs(n, cols, 22);
+  Q8ActsBuffer qb(n, cols);
+  QuantizeActs(x.data(), cols, n, &qb.view());
+  const PackedWeights pw = PackWeights(GgmlType::kQ8_0, w.data(), rows, cols, &pool);
+  MatmulWorkspace ws(cols, pool.size());
+  for (Isa isa : TestIsas())
+    for (int rep = 0; rep < 20; ++rep) {
+      int32_t best[n];
+      float val[n];
+      MatmulInput in;
+      in.q = &qb.view();
+      MatmulArgmax(pool, pw, in, n, best, val, ws, isa);
+      for (int t = 0; t < n; ++t) EXPECT_EQ(best[t], 0) << IsaName(isa) << " rep " << rep;
+    }
+}
+
 }  // namespace
 }  // namespace brisk::test
