@@ -1,5 +1,6 @@
 #include "kernels/cpu/attention.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "util/check.h"

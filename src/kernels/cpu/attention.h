@@ -47,7 +47,7 @@ inline size_t VChunkIndex(int head_dim, int row, int d) { return size_t(row) * h
 
 inline size_t AttendScratchFloats(int group, int head_dim, int block_size) {
   const size_t rows = size_t(kAttendMaxTokens) * group;
-  return 2 * size_t(block_size) * head_dim + block_size + rows * (head_dim + block_size + 1);
+  return 2 * size_t(block_size) * head_dim + rows * (2 * head_dim + block_size + 1);
 }
 
 void AttendGroup(const AttendArgs& a, Isa isa = ActiveIsa());

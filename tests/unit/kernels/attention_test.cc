@@ -94,9 +94,19 @@ std::vector<float> RunAttend(const Case& c, const Store& s, const std::vector<in
 
 TEST(Attention, EveryIsaBitwiseEqualAndCloseToFloat64) {
   std::mt19937 rng(7);
-  const Case cases[] = {{7, 64, 16, 1, true},    {7, 64, 16, 16, true},   {7, 64, 16, 17, false},
-                        {7, 64, 16, 300, true},  {2, 128, 32, 77, true},  {1, 16, 1, 5, false},
-                        {16, 64, 64, 129, true}, {3, 32, 16, 1000, false}};
+  const Case cases[] = {{7, 64, 16, 1, true},
+                        {7, 64, 16, 16, true},
+                        {7, 64, 16, 17, false},
+                        {7, 64, 16, 300, true},
+                        {2, 128, 32, 77, true},
+                        {1, 16, 1, 5, false},
+                        {16, 64, 64, 129, true},
+                        {3, 32, 16, 1000, false},
+                        // Block 16 with head_dim 64 / 128: the AVX-512 tier's lockstep rows
+                        // (4 at a time, then the rest) must give the scalar bits.
+                        {5, 64, 16, 200, true},
+                        {16, 128, 16, 70, true},
+                        {6, 128, 16, 33, false}};
   for (const Case& c : cases) {
     const int n_blocks_used = (c.n_ctx + c.block_size - 1) / c.block_size;
     const int n_blocks = n_blocks_used + 3;

@@ -2,6 +2,7 @@
 // with fp16 K/V widened by F16C vcvtph2ps (exact, like the scalar conversion).
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "kernels/cpu/attention.h"

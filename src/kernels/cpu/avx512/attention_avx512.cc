@@ -1,7 +1,11 @@
 // The attention kernel compiled for the avx512 tier (same source as every tier:
-// attention_impl.inc), with fp16 K/V widened by vcvtph2ps (exact, like the scalar conversion).
+// attention_impl.inc), with fp16 K/V widened by vcvtph2ps (exact, like the scalar conversion) and
+// the 16-position row block written with intrinsics: one register holds a block's 16 scores,
+// and several query rows run in lockstep. Rows16 performs RowBlock's operations in RowBlock's
+// order for each row, so the bits are the same as every other tier's.
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "kernels/cpu/attention.h"
@@ -15,8 +19,141 @@ inline void HalfRowToFloat(const uint16_t* h, float* f, int n) {
     _mm512_storeu_ps(f + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(h + i))));
   for (; i < n; ++i) f[i] = _cvtsh_ss(h[i]);
 }
+
+// ExpNonPositive (exp_impl.inc / attention_impl.inc) on 16 lanes, operation for operation.
+inline __m512 ExpNonPositive16(__m512 x) {
+  x = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.0f), _CMP_LT_OQ), x,
+                           _mm512_set1_ps(-87.0f));
+  x = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), x,
+                           _mm512_setzero_ps());
+  const __m512 big = _mm512_set1_ps(12582912.0f);
+  const __m512 t = _mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)), big);
+  const __m512 n = _mm512_sub_ps(t, big);
+  __m512 r = _mm512_sub_ps(x, _mm512_mul_ps(n, _mm512_set1_ps(0.693145752f)));
+  r = _mm512_sub_ps(r, _mm512_mul_ps(n, _mm512_set1_ps(1.42860677e-6f)));
+  __m512 p = _mm512_set1_ps(1.0f / 720.0f);
+  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.0f / 120.0f));
+  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.0f / 24.0f));
+  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.0f / 6.0f));
+  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(0.5f));
+  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.0f));
+  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.0f));
+  const __m512i e =
+      _mm512_add_epi32(_mm512_sub_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(0x4b400000)),
+                       _mm512_set1_epi32(127));
+  return _mm512_mul_ps(p, _mm512_castsi512_ps(_mm512_slli_epi32(e, 23)));
+}
+
+inline float ExpNonPositiveScalar(float x);  // the .inc's ExpNonPositive, declared below
+
+// RowBlock<16, 16 * NH> with intrinsics for NR rows (query heads of one token, head_dim apart)
+// in lockstep: the scores, max trees and exponentials of different rows are independent chains,
+// so interleaving them hides the latencies that bound a single row. Each row still gets exactly
+// RowBlock's operations in RowBlock's order.
+template <int NH, int NR>
+inline void RowsN(const float* q, const float* kt, const float* vf, int nv, float scale, bool first,
+                  float* m, float* l, float* o) {
+  constexpr int hd = 16 * NH;
+  __m512 s0[NR], s1[NR];
+  for (int r = 0; r < NR; ++r) s0[r] = s1[r] = _mm512_setzero_ps();
+  for (int d = 0; d < hd; d += 2) {
+    const __m512 k0 = _mm512_loadu_ps(kt + d * 16), k1 = _mm512_loadu_ps(kt + (d + 1) * 16);
+    for (int r = 0; r < NR; ++r) {
+      s0[r] = _mm512_fmadd_ps(_mm512_set1_ps(q[r * hd + d]), k0, s0[r]);
+      s1[r] = _mm512_fmadd_ps(_mm512_set1_ps(q[r * hd + d + 1]), k1, s1[r]);
+    }
+  }
+  const __mmask16 valid = __mmask16((1u << nv) - 1);  // nv in 1..16
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  __m512 s[NR], t[NR];
+  for (int r = 0; r < NR; ++r) {
+    s[r] = _mm512_mul_ps(_mm512_add_ps(s0[r], s1[r]), _mm512_set1_ps(scale));
+    // t[p] = p < nv ? s[p] : s[0]
+    t[r] = _mm512_mask_blend_ps(valid, _mm512_permutexvar_ps(_mm512_setzero_si512(), s[r]), s[r]);
+  }
+  for (int w = 8; w > 0; w /= 2) {  // t[p] = t[p + w] > t[p] ? t[p + w] : t[p]
+    const __m512i idx = _mm512_add_epi32(lane, _mm512_set1_epi32(w));
+    for (int r = 0; r < NR; ++r) {
+      const __m512 up = _mm512_permutexvar_ps(idx, t[r]);
+      t[r] = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(up, t[r], _CMP_GT_OQ), t[r], up);
+    }
+  }
+  __m512 ev[NR];
+  for (int r = 0; r < NR; ++r) {
+    const float mb = _mm512_cvtss_f32(t[r]);
+    float* lr = l + 16 * r;
+    float* orow = o + 2 * hd * r;
+    if (first) {
+      m[r] = mb;
+    } else if (mb > m[r]) {  // rescale what was summed so far
+      const __m512 c = _mm512_set1_ps(ExpNonPositiveScalar(m[r] - mb));
+      _mm512_storeu_ps(lr, _mm512_mul_ps(_mm512_loadu_ps(lr), c));
+      for (int k = 0; k < 2 * NH; ++k)
+        _mm512_storeu_ps(orow + 16 * k, _mm512_mul_ps(_mm512_loadu_ps(orow + 16 * k), c));
+      m[r] = mb;
+    }
+    ev[r] = _mm512_sub_ps(s[r], _mm512_set1_ps(m[r]));
+  }
+  for (int r = 0; r < NR; ++r) {
+    ev[r] = _mm512_maskz_mov_ps(valid, ExpNonPositive16(ev[r]));
+    _mm512_storeu_ps(l + 16 * r, _mm512_add_ps(_mm512_loadu_ps(l + 16 * r), ev[r]));
+  }
+  for (int r = 0; r < NR; ++r) {
+    alignas(64) float es[16];
+    _mm512_store_ps(es, ev[r]);
+    float* orow = o + 2 * hd * r;
+    __m512 e0[NH], e1[NH];
+    for (int k = 0; k < NH; ++k)
+      e0[k] = _mm512_loadu_ps(orow + 16 * k), e1[k] = _mm512_loadu_ps(orow + hd + 16 * k);
+    int p = 0;
+    for (; p + 1 < nv; p += 2) {
+      const __m512 a = _mm512_set1_ps(es[p]), b = _mm512_set1_ps(es[p + 1]);
+      const float* v = vf + p * hd;
+      for (int k = 0; k < NH; ++k) {
+        e0[k] = _mm512_fmadd_ps(a, _mm512_loadu_ps(v + 16 * k), e0[k]);
+        e1[k] = _mm512_fmadd_ps(b, _mm512_loadu_ps(v + hd + 16 * k), e1[k]);
+      }
+    }
+    if (p < nv) {
+      const __m512 a = _mm512_set1_ps(es[p]);
+      for (int k = 0; k < NH; ++k)
+        e0[k] = _mm512_fmadd_ps(a, _mm512_loadu_ps(vf + p * hd + 16 * k), e0[k]);
+    }
+    for (int k = 0; k < NH; ++k)
+      _mm512_storeu_ps(orow + 16 * k, e0[k]), _mm512_storeu_ps(orow + hd + 16 * k, e1[k]);
+  }
+}
+
+// All G rows of one token, at most 4 in lockstep (enough chains to hide the latencies; more
+// would spill the score accumulators). Row r's state: m[r], l + 16 r, o + 2 hd r.
+template <int NH>
+inline void Rows16(const float* q, int G, const float* kt, const float* vf, int nv, float scale,
+                   bool first, float* m, float* l, float* o) {
+  constexpr int hd = 16 * NH;
+  int r = 0;
+  for (; r + 4 <= G; r += 4)
+    RowsN<NH, 4>(q + r * hd, kt, vf, nv, scale, first, m + r, l + 16 * r, o + 2 * hd * r);
+  switch (G - r) {
+    case 3:
+      RowsN<NH, 3>(q + r * hd, kt, vf, nv, scale, first, m + r, l + 16 * r, o + 2 * hd * r);
+      break;
+    case 2:
+      RowsN<NH, 2>(q + r * hd, kt, vf, nv, scale, first, m + r, l + 16 * r, o + 2 * hd * r);
+      break;
+    case 1:
+      RowsN<NH, 1>(q + r * hd, kt, vf, nv, scale, first, m + r, l + 16 * r, o + 2 * hd * r);
+      break;
+    default:
+      break;
+  }
+}
+#define BRISK_ATTN_HAVE_ROWS16 1
+
 #include "kernels/cpu/attention_impl.inc"
 #undef BRISK_ATTN_HAVE_HALF_ROW
+#undef BRISK_ATTN_HAVE_ROWS16
+
+inline float ExpNonPositiveScalar(float x) { return ExpNonPositive(x); }
 }  // namespace
 void Attend(const AttendArgs& a) { AttendImpl(a); }
 }  // namespace brisk::attention_avx512
