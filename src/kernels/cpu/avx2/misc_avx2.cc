@@ -107,13 +107,21 @@ void FTile(const FloatArgs& a, int g0, int t0) {
     for (int h = 0; h < 2; ++h)
       for (int t = 0; t < NT; ++t) f[g][h][t] = _mm256_setzero_ps();
   const float* x = a.x + t0 * a.ldx;
-  for (int64_t i = 0; i < a.cols; ++i)
+  constexpr int64_t kColBytes = Kind == 0 ? 64 : 32;  // one column of 16 rows
+  for (int64_t i = 0; i < a.cols; ++i) {
+    // Software prefetch ahead of each group's stream (see misc_avx512.cc).
+    if ((i * kColBytes) % 64 == 0)
+      for (int g = 0; g < G; ++g)
+        _mm_prefetch(reinterpret_cast<const char*>(a.groups + (g0 + g) * a.group_bytes +
+                                                   i * kColBytes + layout::kPrefetchBytes),
+                     _MM_HINT_T0);
     for (int g = 0; g < G; ++g)
       for (int h = 0; h < 2; ++h) {
         const __m256 w = LoadCol<Kind>(a.groups + (g0 + g) * a.group_bytes, i, h);
         for (int t = 0; t < NT; ++t)
           f[g][h][t] = _mm256_fmadd_ps(w, _mm256_set1_ps(x[t * a.ldx + i]), f[g][h][t]);
       }
+  }
   for (int g = 0; g < G; ++g) {
     const int64_t row0 = int64_t(g0 + g) * 16;
     const int64_t valid = a.valid_rows - row0;

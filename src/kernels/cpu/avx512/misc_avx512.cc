@@ -92,7 +92,15 @@ void FTile(const FloatArgs& a, int g0, int t0) {
   for (int g = 0; g < G; ++g)
     for (int t = 0; t < NT; ++t) f[g][t] = _mm512_setzero_ps();
   const float* x = a.x + t0 * a.ldx;
+  constexpr int64_t kColBytes = Kind == 0 ? 64 : 32;  // one column of 16 rows
   for (int64_t i = 0; i < a.cols; ++i) {
+    // Each group is a sequential stream; software prefetch ahead of it, a line at a time (as in
+    // the integer kernels: hardware prefetch alone left the F16 GEMV at ~45% of the bandwidth).
+    if ((i * kColBytes) % 64 == 0)
+      for (int g = 0; g < G; ++g)
+        _mm_prefetch(reinterpret_cast<const char*>(a.groups + (g0 + g) * a.group_bytes +
+                                                   i * kColBytes + layout::kPrefetchBytes),
+                     _MM_HINT_T0);
     for (int g = 0; g < G; ++g) {
       const __m512 w = LoadCol<Kind>(a.groups + (g0 + g) * a.group_bytes, i);
       for (int t = 0; t < NT; ++t)
