@@ -44,8 +44,9 @@ class KvStore {
   size_t elem_bytes() const { return type_ == KvType::kF16 ? 2 : 4; }
   size_t bytes() const { return bytes_; }
 
-  // First element of the (layer, block, kv = 0 for K / 1 for V, head) chunk:
-  // block_size rows of head_dim elements.
+  // First element of the (layer, block, kv = 0 for K / 1 for V, head) chunk of block_size x
+  // head_dim elements, laid out as the attention kernel reads them: K position-minor, V
+  // position-major (KChunkIndex / VChunkIndex in kernels/cpu/attention.h).
   uint8_t* chunk(int layer, int block, int kv, int head) const {
     const size_t i =
         ((size_t(layer) * n_blocks_ + size_t(block)) * 2 + size_t(kv)) * n_head_kv_ + size_t(head);
