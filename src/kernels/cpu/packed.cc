@@ -2,11 +2,10 @@
 // byte copies plus a nibble/bit transpose of the fifth bits, parallel over groups.
 #include "kernels/cpu/packed.h"
 
-#include <sys/mman.h>
-
 #include <cstring>
 
 #include "kernels/cpu/layout.h"
+#include "kernels/cpu/weight_arena.h"
 #include "quant/blocks.h"
 #include "runtime/thread_pool.h"
 #include "util/check.h"
@@ -226,24 +225,6 @@ void PackGroup(PackedKind kind, const GroupSrc& s, int64_t cols, uint8_t* dst) {
   BRISK_CHECK(false);
 }
 
-struct Unmap {
-  size_t bytes;
-  void operator()(void* p) const {
-    if (p) munmap(p, bytes);
-  }
-};
-
-std::shared_ptr<void> MapAnonymous(size_t bytes) {
-  if (bytes == 0) return nullptr;
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  BRISK_CHECK_MSG(p != MAP_FAILED, "out of memory packing weights");
-#ifdef MADV_HUGEPAGE
-  // Decode streams every weight once per token: 2 MiB pages cut TLB misses on the stream.
-  madvise(p, bytes, MADV_HUGEPAGE);
-#endif
-  return std::shared_ptr<void>(p, Unmap{bytes});
-}
-
 }  // namespace
 
 size_t GroupBytes(PackedKind kind, int64_t cols) {
@@ -315,7 +296,7 @@ PackedWeights PackWeightsConcat(const std::vector<WeightSource>& parts, int64_t 
     pw.rows += part.rows;
     pw.segments.push_back(seg);
   }
-  pw.memory = MapAnonymous(packed_bytes);
+  pw.memory = AllocWeightMemory(packed_bytes);
   pw.bytes += packed_bytes;
   uint8_t* base = static_cast<uint8_t*>(pw.memory.get());
   for (size_t i = 0; i < parts.size(); ++i) {

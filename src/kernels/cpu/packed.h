@@ -76,7 +76,7 @@ struct PackedWeights {
   size_t bytes = 0;       // bytes the kernels stream per full pass (packed memory + raw views)
   bool uses_q8() const;   // some segment needs Q8Acts
   bool uses_f32() const;  // some segment needs fp32 activations
-  std::shared_ptr<void> memory;  // owns the packed bytes (anonymous mapping, huge pages advised)
+  std::shared_ptr<void> memory;  // owns the packed bytes (weight_arena.h: huge pages)
 };
 
 // One source tensor: `rows` rows of `cols` values in ggml format `type` (row-major, as in GGUF).
