@@ -27,6 +27,9 @@ struct IntArgs {
   int valid_rows;
   uint8_t* scratch;  // GEMM path: room for cols / 32 unpacked blocks (kUnpackedBlockBytes each)
   bool amx;          // GEMM path may use AMX tiles (avx512 tier; same bits as without)
+  // GEMM path: the packed group this thread computes next (nullptr: none). Its bytes are
+  // prefetched while this group's tiles compute, so DRAM keeps streaming during the compute phase.
+  const uint8_t* next_group = nullptr;
 };
 using IntKernelFn = void (*)(const IntArgs&);
 

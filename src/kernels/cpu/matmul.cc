@@ -121,6 +121,7 @@ void RunGroups(const Job& j, const PackedSegment& s, int64_t g0, int64_t g1, int
     const kern::IntKernelFn fn = (j.gemm ? j.k->gemm : j.k->gemv)[int(s.kind)];
     for (int64_t g = g0; g < g1; ++g) {
       a.group = s.data + size_t(g) * s.group_bytes;
+      a.next_group = g + 1 < s.n_groups() ? a.group + s.group_bytes : nullptr;
       a.y = y + t0 * ldy + (y_row_base + g * kGroupRows);
       a.valid_rows = int(std::min<int64_t>(kGroupRows, s.rows - g * kGroupRows));
       fn(a);

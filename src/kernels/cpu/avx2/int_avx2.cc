@@ -223,8 +223,16 @@ inline void PrefetchBlock(const uint8_t* group, int64_t b) {
     _mm_prefetch(reinterpret_cast<const char*>(pf + l), _MM_HINT_T0);
 }
 
+// The same block's bytes in the group computed next (GEMM path, first token tile only).
+template <int Kind>
+inline void PrefetchNextGroup(const uint8_t* next, int64_t b) {
+  const uint8_t* pf = next + b * kBlockBytes[Kind];
+  for (size_t l = 0; l < kBlockBytes[Kind]; l += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(pf + l), _MM_HINT_T0);
+}
+
 template <int Kind, int NT, bool kScratch>
-void Tile(const IntArgs& a, int t0) {
+void Tile(const IntArgs& a, int t0, const uint8_t* next = nullptr) {
   const int64_t nb = a.cols / 32;
   __m256 f[NT][2];
   for (int t = 0; t < NT; ++t) f[t][0] = f[t][1] = _mm256_setzero_ps();
@@ -233,6 +241,7 @@ void Tile(const IntArgs& a, int t0) {
   for (int64_t b = 0; b < nb; ++b) {
     Unpacked u;
     if constexpr (kScratch) {
+      if (next) PrefetchNextGroup<Kind>(next, b);
       const uint8_t* rec = a.scratch + b * kUnpackedBlockBytes;
       for (int o = 0; o < 8; ++o)
         for (int h = 0; h < 2; ++h) u.w[o][h] = Load(rec + 64 * o + 32 * h);
@@ -250,19 +259,20 @@ void Tile(const IntArgs& a, int t0) {
   for (int t = 0; t < NT; ++t) Store(a, t0 + t, f[t]);
 }
 
+// next: prefetched during the first tile (see IntArgs::next_group), if any.
 template <int Kind, int Max, bool kScratch>
-void Tiles(const IntArgs& a) {
+void Tiles(const IntArgs& a, const uint8_t* next = nullptr) {
   int t = 0;
-  for (; t + Max <= a.n_tokens; t += Max) Tile<Kind, Max, kScratch>(a, t);
+  for (; t + Max <= a.n_tokens; t += Max, next = nullptr) Tile<Kind, Max, kScratch>(a, t, next);
   switch (a.n_tokens - t) {
     case 1:
-      Tile<Kind, 1, kScratch>(a, t);
+      Tile<Kind, 1, kScratch>(a, t, next);
       break;
     case 2:
-      Tile<Kind, 2, kScratch>(a, t);
+      Tile<Kind, 2, kScratch>(a, t, next);
       break;
     case 3:
-      if constexpr (Max > 3) Tile<Kind, 3, kScratch>(a, t);
+      if constexpr (Max > 3) Tile<Kind, 3, kScratch>(a, t, next);
       break;
     default:
       break;
@@ -291,7 +301,7 @@ void Gemm(const IntArgs& a) {
                       ClassOf(Kind) ? u.s1[h] : _mm256_setzero_ps());
     }
   }
-  Tiles<Kind, 4, true>(a);
+  Tiles<Kind, 4, true>(a, a.next_group);
 }
 
 }  // namespace

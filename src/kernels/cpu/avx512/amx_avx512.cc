@@ -59,7 +59,8 @@ inline __m512 Fma(__m512i i, __m512 s, float da, __m512 f) {
 
 // Tokens [t0, t0 + 16) of a group whose blocks were unpacked into a.scratch. Class 0 adds the
 // per-token offset (neg_off selects the ActMeta field), class 1 the min term, class 2 is Q6_K.
-void AmxTile16(const IntArgs& a, int t0, int cls, int neg_field) {
+// next_block_bytes > 0: prefetch a.next_group's block b while computing block b.
+void AmxTile16(const IntArgs& a, int t0, int cls, int neg_field, size_t next_block_bytes) {
   EnsureConfigured();
   const int64_t nb = a.cols / 32;
   __m512 f[16];
@@ -70,6 +71,11 @@ void AmxTile16(const IntArgs& a, int t0, int cls, int neg_field) {
   const ActMeta* meta = a.am + t0 * a.am_stride;
   if (cls != 2) BRISK_AMX_ISSUE(0, 1, 2, a, x, 0, c0);
   for (int64_t b = 0; b < nb; ++b) {
+    if (next_block_bytes) {
+      const uint8_t* pf = a.next_group + b * next_block_bytes;
+      for (size_t l = 0; l < next_block_bytes; l += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(pf + l), _MM_HINT_T0);
+    }
     const uint8_t* rec = a.scratch + b * kUnpackedBlockBytes;
     const __m512 s0 = _mm512_load_ps(reinterpret_cast<const float*>(rec + kUnpackedS0));
     const __m512 s1 = _mm512_load_ps(reinterpret_cast<const float*>(rec + kUnpackedS1));

@@ -14,7 +14,7 @@
 namespace brisk::kern {
 
 // amx_avx512.cc: 16 tokens of a group from the GEMM scratch with AMX tiles.
-void AmxTile16(const IntArgs& a, int t0, int cls, int neg_field);
+void AmxTile16(const IntArgs& a, int t0, int cls, int neg_field, size_t next_block_bytes);
 
 namespace {
 
@@ -194,8 +194,16 @@ inline void PrefetchBlock(const uint8_t* group, int64_t b) {
     _mm_prefetch(reinterpret_cast<const char*>(pf + l), _MM_HINT_T0);
 }
 
+// The same block's bytes in the group computed next (GEMM path, first token tile only).
+template <int Kind>
+inline void PrefetchNextGroup(const uint8_t* next, int64_t b) {
+  const uint8_t* pf = next + b * kBlockBytes[Kind];
+  for (size_t l = 0; l < kBlockBytes[Kind]; l += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(pf + l), _MM_HINT_T0);
+}
+
 template <int Kind, int NT, bool kScratch>
-void Tile(const IntArgs& a, int t0) {
+void Tile(const IntArgs& a, int t0, const uint8_t* next = nullptr) {
   const int64_t nb = a.cols / 32;
   __m512 f[NT];
   for (int t = 0; t < NT; ++t) f[t] = _mm512_setzero_ps();
@@ -204,6 +212,7 @@ void Tile(const IntArgs& a, int t0) {
   for (int64_t b = 0; b < nb; ++b) {
     Unpacked u;
     if constexpr (kScratch) {
+      if (next) PrefetchNextGroup<Kind>(next, b);
       const uint8_t* rec = a.scratch + b * kUnpackedBlockBytes;
       for (int o = 0; o < 8; ++o) u.w[o] = Load(rec + 64 * o);
       u.s0 = _mm512_load_ps(reinterpret_cast<const float*>(rec + kUnpackedS0));
@@ -218,30 +227,31 @@ void Tile(const IntArgs& a, int t0) {
   for (int t = 0; t < NT; ++t) Store(a, t0 + t, f[t]);
 }
 
+// next: prefetched during the first tile (see IntArgs::next_group), if any.
 template <int Kind, int Max, bool kScratch>
-void Tiles(const IntArgs& a, int t = 0) {
-  for (; t + Max <= a.n_tokens; t += Max) Tile<Kind, Max, kScratch>(a, t);
+void Tiles(const IntArgs& a, int t = 0, const uint8_t* next = nullptr) {
+  for (; t + Max <= a.n_tokens; t += Max, next = nullptr) Tile<Kind, Max, kScratch>(a, t, next);
   switch (a.n_tokens - t) {
     case 1:
-      Tile<Kind, 1, kScratch>(a, t);
+      Tile<Kind, 1, kScratch>(a, t, next);
       break;
     case 2:
-      Tile<Kind, 2, kScratch>(a, t);
+      Tile<Kind, 2, kScratch>(a, t, next);
       break;
     case 3:
-      Tile<Kind, 3, kScratch>(a, t);
+      Tile<Kind, 3, kScratch>(a, t, next);
       break;
     case 4:
-      if constexpr (Max > 4) Tile<Kind, 4, kScratch>(a, t);
+      if constexpr (Max > 4) Tile<Kind, 4, kScratch>(a, t, next);
       break;
     case 5:
-      if constexpr (Max > 5) Tile<Kind, 5, kScratch>(a, t);
+      if constexpr (Max > 5) Tile<Kind, 5, kScratch>(a, t, next);
       break;
     case 6:
-      if constexpr (Max > 6) Tile<Kind, 6, kScratch>(a, t);
+      if constexpr (Max > 6) Tile<Kind, 6, kScratch>(a, t, next);
       break;
     case 7:
-      if constexpr (Max > 7) Tile<Kind, 7, kScratch>(a, t);
+      if constexpr (Max > 7) Tile<Kind, 7, kScratch>(a, t, next);
       break;
     default:
       break;
@@ -267,12 +277,14 @@ void Gemm(const IntArgs& a) {
                     ClassOf(Kind) ? u.s1 : _mm512_setzero_ps());
   }
   int t = 0;
+  const uint8_t* next = a.next_group;
   // Q6_K's per-16 scales need two tile products and two epilogues per block: slower than VNNI.
   if (a.amx && ClassOf(Kind) != 2) {
     constexpr int kNeg = Kind == 0 ? 8 : Kind == 2 ? 16 : 128;
-    for (; t + 16 <= a.n_tokens; t += 16) AmxTile16(a, t, ClassOf(Kind), kNeg);
+    for (; t + 16 <= a.n_tokens; t += 16, next = nullptr)
+      AmxTile16(a, t, ClassOf(Kind), kNeg, next ? kBlockBytes[Kind] : 0);
   }
-  Tiles<Kind, 8, true>(a, t);
+  Tiles<Kind, 8, true>(a, t, next);
 }
 
 }  // namespace
