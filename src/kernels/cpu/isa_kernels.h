@@ -66,6 +66,8 @@ struct IsaKernels {
                             int8_t* qs, ActMeta* meta);
   // out = silu(g) * u (elementwise_impl.inc)
   void (*silu_mul)(const float* g, const float* u, int64_t n, float* out);
+  // Token count from which Matmul takes the gemm path (measured per tier: kernel_bench --gemm).
+  int gemm_min_tokens = 4;
 };
 
 const IsaKernels& ScalarKernels();

@@ -17,7 +17,7 @@ namespace brisk {
 namespace {
 
 constexpr int kArgmaxMaxTokens = 64;
-std::atomic<int> g_gemm_min_tokens{4};
+std::atomic<int> g_gemm_min_tokens_override{0};  // 0: the ISA tier's own threshold
 
 size_t UnpackBytes(int64_t cols) { return size_t(cols / kActBlock) * kern::kUnpackedBlockBytes; }
 // Argmax mode, after the unpack area: one group's outputs, then this thread's best rows.
@@ -174,14 +174,18 @@ uint8_t* MatmulWorkspace::thread_scratch(int thread) const {
   return static_cast<uint8_t*>(mem_.get()) + per_thread_ * size_t(thread);
 }
 
-int GemmMinTokens() { return g_gemm_min_tokens.load(std::memory_order_relaxed); }
-void SetGemmMinTokensForTesting(int n) { g_gemm_min_tokens.store(std::max(1, n)); }
+int GemmMinTokens(Isa isa) {
+  const int forced = g_gemm_min_tokens_override.load(std::memory_order_relaxed);
+  return forced > 0 ? forced : kern::KernelsFor(isa).gemm_min_tokens;
+}
+int GemmMinTokensOverride() { return g_gemm_min_tokens_override.load(); }
+void SetGemmMinTokensForTesting(int n) { g_gemm_min_tokens_override.store(std::max(0, n)); }
 
 void Matmul(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int n_tokens, float* y,
             int64_t ldy, MatmulWorkspace& ws, Isa isa) {
   CheckInputs(w, in, n_tokens, ws, pool);
   if (n_tokens == 0 || w.rows == 0) return;
-  Job j{&w, &in, n_tokens, y, ldy, &ws, &kern::KernelsFor(isa), n_tokens >= GemmMinTokens()};
+  Job j{&w, &in, n_tokens, y, ldy, &ws, &kern::KernelsFor(isa), n_tokens >= GemmMinTokens(isa)};
   j.amx = isa == Isa::kAvx512 && AmxEnabled();
   int64_t total_groups = 0;
   for (const PackedSegment& s : w.segments) total_groups += s.n_groups();
@@ -213,7 +217,7 @@ void MatmulArgmax(ThreadPool& pool, const PackedWeights& w, const MatmulInput& i
   CheckInputs(w, in, n_tokens, ws, pool);
   BRISK_CHECK(n_tokens >= 0 && n_tokens <= kArgmaxMaxTokens);
   if (n_tokens == 0) return;
-  Job j{&w, &in, n_tokens, nullptr, 0, &ws, &kern::KernelsFor(isa), n_tokens >= GemmMinTokens()};
+  Job j{&w, &in, n_tokens, nullptr, 0, &ws, &kern::KernelsFor(isa), n_tokens >= GemmMinTokens(isa)};
   j.amx = isa == Isa::kAvx512 && AmxEnabled();
   auto slot = [&ws](int t) {
     return reinterpret_cast<Best*>(ws.thread_scratch(t) + UnpackBytes(ws.max_cols()) + YBufBytes());

@@ -58,9 +58,11 @@ void Matmul(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int
 void MatmulArgmax(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int n_tokens,
                   int32_t* best_row, float* best_value, MatmulWorkspace& ws, Isa isa = ActiveIsa());
 
-// Tokens from which Matmul switches from the in-register GEMV path to the unpack-once GEMM path
-// (exposed so tests can force either path; results are identical by construction).
-int GemmMinTokens();
+// Tokens from which Matmul switches from the in-register GEMV path to the unpack-once GEMM path:
+// the ISA tier's measured threshold unless a test forced one (results are identical by
+// construction; tests force either path). n = 0 restores the tiers' own thresholds.
+int GemmMinTokens(Isa isa = ActiveIsa());
+int GemmMinTokensOverride();
 void SetGemmMinTokensForTesting(int n);
 
 }  // namespace brisk

@@ -6,7 +6,7 @@ namespace brisk::test {
 namespace {
 
 struct PathGuard {
-  int saved = GemmMinTokens();
+  int saved = GemmMinTokensOverride();
   bool amx = AmxEnabled();
   ~PathGuard() {
     SetGemmMinTokensForTesting(saved);
@@ -35,7 +35,7 @@ TEST_P(Invariance, BitwiseAcrossTokensPathsAndThreads) {
       {
         ThreadPool pool(threads);
         MatmulWorkspace ws(cols, threads);
-        for (int min_gemm : {1000, 1, 4}) {  // force GEMV, force GEMM, default
+        for (int min_gemm : {1000, 1, 0}) {  // force GEMV, force GEMM, the tier's default
           SetGemmMinTokensForTesting(min_gemm);
           // 20: one full 16-token AMX tile plus a 4-token remainder tile (then 12: VNNI).
           for (int n : {64, 1, 2, 7, 32, 20}) {

@@ -301,9 +301,13 @@ void Tiles(const IntArgs& a, int t = 0, const uint8_t* next = nullptr) {
   }
 }
 
+// Up to 8 tokens share each in-register unpack. With the operand-major DotTokens this beat
+// unpacking once into the scratch up to ~24 tokens (kernel_bench --gemm, 2 threads: Q5_0
+// ffn_down at 8 tokens 0.20 -> 0.13 ms, gate+up 0.33 -> 0.25-0.28; at 32 the gemm path wins
+// about as often as it loses), hence gemm_min_tokens = 25 below.
 template <int Kind>
 void Gemv(const IntArgs& a) {
-  Tiles<Kind, 4, false>(a);
+  Tiles<Kind, 8, false>(a);
 }
 
 template <int Kind>
@@ -343,6 +347,7 @@ const IsaKernels& Avx512Kernels() {
     t.gemm[0] = Gemm<0>, t.gemm[1] = Gemm<1>, t.gemm[2] = Gemm<2>, t.gemm[3] = Gemm<3>;
     t.gemm[4] = Gemm<4>, t.gemm[5] = Gemm<5>, t.gemm[6] = Gemm<6>, t.gemm[7] = Gemm<7>;
     FillAvx512Misc(&t);
+    t.gemm_min_tokens = 25;
     return t;
   }();
   return k;
