@@ -198,6 +198,7 @@ void FastForward::Layer(int l, int n, std::span<const SeqRun> runs) {
   const int d = c_.n_embd, qd = c_.q_dim(), kvd = c_.kv_dim(), hd = c_.head_dim, ff = c_.n_ff;
   const int ldqkv = qd + 2 * kvd;
   const float eps = float(c_.rms_eps);
+  const Isa isa = ActiveIsa();
 
   // Attention block: norm + quantise, one fused QKV matmul, bias/norm/RoPE, KV write.
   pool_.ParallelFor(n, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
@@ -205,7 +206,7 @@ void FastForward::Layer(int l, int n, std::span<const SeqRun> runs) {
     RmsNormQuantize(&x_[t0 * d], d, int(t1 - t0), P.attn_norm.data(), eps, &sub, &xn_[t0 * d], d);
   });
   q_embd_.view().n_tokens = n;
-  Matmul(pool_, P.qkv, {&q_embd_.view(), xn_.data(), d}, n, qkv_.data(), ldqkv, ws_);
+  Matmul(pool_, P.qkv, {&q_embd_.view(), xn_.data(), d}, n, qkv_.data(), ldqkv, ws_, isa, &P.wo);
   pool_.ParallelFor(n, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
     for (int64_t t = t0; t < t1; ++t) {
       float* q = &qkv_[size_t(t) * ldqkv];
@@ -228,7 +229,7 @@ void FastForward::Layer(int l, int n, std::span<const SeqRun> runs) {
   });
   Attention(l, n, runs);
   QuantizeParallel(att_.data(), qd, n, q_attn_.view());
-  Matmul(pool_, P.wo, {&q_attn_.view(), att_.data(), qd}, n, tmp_.data(), d, ws_);
+  Matmul(pool_, P.wo, {&q_attn_.view(), att_.data(), qd}, n, tmp_.data(), d, ws_, isa, &P.gate_up);
   for (size_t i = 0; i < size_t(n) * d; ++i) x_[i] += tmp_[i];
 
   // Feed-forward block: norm + quantise, fused gate/up, SiLU * up, down.
@@ -237,7 +238,8 @@ void FastForward::Layer(int l, int n, std::span<const SeqRun> runs) {
     RmsNormQuantize(&x_[t0 * d], d, int(t1 - t0), P.ffn_norm.data(), eps, &sub, &xn_[t0 * d], d);
   });
   q_embd_.view().n_tokens = n;
-  Matmul(pool_, P.gate_up, {&q_embd_.view(), xn_.data(), d}, n, gu_.data(), 2 * ff, ws_);
+  Matmul(pool_, P.gate_up, {&q_embd_.view(), xn_.data(), d}, n, gu_.data(), 2 * ff, ws_, isa,
+         &P.down);
   pool_.ParallelFor(n, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
     for (int64_t t = t0; t < t1; ++t) {
       const float* g = &gu_[size_t(t) * 2 * ff];
@@ -245,7 +247,9 @@ void FastForward::Layer(int l, int n, std::span<const SeqRun> runs) {
     }
   });
   QuantizeParallel(ff_.data(), ff, n, q_ff_.view());
-  Matmul(pool_, P.down, {&q_ff_.view(), ff_.data(), ff}, n, tmp_.data(), d, ws_);
+  // The next matmul after this layer's down projection: the next layer's QKV or the lm_head.
+  const PackedWeights* after_down = l + 1 < c_.n_layer ? &layers_[l + 1].qkv : &output_;
+  Matmul(pool_, P.down, {&q_ff_.view(), ff_.data(), ff}, n, tmp_.data(), d, ws_, isa, after_down);
   for (size_t i = 0; i < size_t(n) * d; ++i) x_[i] += tmp_[i];
 }
 

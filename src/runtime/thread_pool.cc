@@ -26,6 +26,7 @@ int ThreadPool::DefaultThreads() {
 
 ThreadPool::ThreadPool(int n_threads) {
   n_threads_ = n_threads > 0 ? n_threads : DefaultThreads();
+  prefetch_.resize(size_t(n_threads_));
   for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
 }
 
@@ -56,7 +57,18 @@ void ThreadPool::WorkerLoop(int index) {
     if (stop_.load()) return;
     (*job_)(index, n_threads_);
     pending_.fetch_sub(1, std::memory_order_acq_rel);
+    WorkerPrefetch& pf = prefetch_[size_t(index)];
+    for (int i = 0; i < pf.n; ++i)
+      for (size_t off = 0; off < pf.r[i].bytes; off += 64)
+        __builtin_prefetch(pf.r[i].p + off, 0, 2);  // read, into L2 (prefetcht1)
+    pf.n = 0;
   }
+}
+
+void ThreadPool::PrefetchAfterJob(int thread, const void* p, size_t bytes) {
+  if (thread <= 0 || thread >= n_threads_ || !p || bytes == 0) return;
+  WorkerPrefetch& pf = prefetch_[size_t(thread)];
+  if (pf.n < kMaxPrefetch) pf.r[pf.n++] = {static_cast<const char*>(p), bytes};
 }
 
 void ThreadPool::Run(const std::function<void(int, int)>& fn) {

@@ -32,11 +32,28 @@ class ThreadPool {
 
   static int DefaultThreads();
 
+  // Called by worker `thread` (>= 1) inside a job: once that worker has reported the job done,
+  // it prefetches [p, p + bytes) into L2 before waiting for the next job. Decode leaves memory
+  // idle between matmuls (the caller runs norms, RoPE, residuals alone); this lets the idle
+  // worker pull in the first weights each thread will stream in the next matmul, off the
+  // critical path. At most kMaxPrefetch ranges per job; the pointers must stay valid.
+  static constexpr int kMaxPrefetch = 2;
+  void PrefetchAfterJob(int thread, const void* p, size_t bytes);
+
  private:
+  struct PrefetchRange {
+    const char* p = nullptr;
+    size_t bytes = 0;
+  };
+  struct alignas(64) WorkerPrefetch {  // one cache line per worker: written only by its owner
+    PrefetchRange r[kMaxPrefetch];
+    int n = 0;
+  };
   void WorkerLoop(int index);
 
   int n_threads_;
   std::vector<std::thread> workers_;
+  std::vector<WorkerPrefetch> prefetch_;
   const std::function<void(int, int)>* job_ = nullptr;
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> pending_{0};

@@ -85,6 +85,33 @@ void ForClaimedGroups(const PackedWeights& w, GroupClaims& claims, int t, Fn&& f
   }
 }
 
+// The address of byte `offset` of w's packed bytes counted over its segments in order (kRaw
+// segments as in GroupUnit), and how many bytes of that segment follow it.
+const uint8_t* SegmentAddress(const PackedWeights& w, size_t offset, size_t* left) {
+  for (const PackedSegment& s : w.segments) {
+    const size_t bytes = GroupUnit(s) * size_t(s.n_groups());
+    if (offset < bytes) {
+      *left = bytes - offset;
+      return s.data + offset;
+    }
+    offset -= bytes;
+  }
+  *left = 0;
+  return nullptr;
+}
+
+// Worker t prefetches the start of thread 0's and its own byte-balanced range of `next`.
+void PrefetchNextStarts(ThreadPool& pool, const PackedWeights& next, int t, int n) {
+  constexpr size_t kBytes = 64 << 10;
+  size_t total = 0;
+  for (const PackedSegment& s : next.segments) total += GroupUnit(s) * size_t(s.n_groups());
+  for (int owner : {0, t}) {
+    size_t left = 0;
+    const uint8_t* p = SegmentAddress(next, total * size_t(owner) / size_t(n), &left);
+    pool.PrefetchAfterJob(t, p, std::min(kBytes, left));
+  }
+}
+
 struct Job {
   const PackedWeights* w;
   const MatmulInput* in;
@@ -182,7 +209,7 @@ int GemmMinTokensOverride() { return g_gemm_min_tokens_override.load(); }
 void SetGemmMinTokensForTesting(int n) { g_gemm_min_tokens_override.store(std::max(0, n)); }
 
 void Matmul(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int n_tokens, float* y,
-            int64_t ldy, MatmulWorkspace& ws, Isa isa) {
+            int64_t ldy, MatmulWorkspace& ws, Isa isa, const PackedWeights* next) {
   CheckInputs(w, in, n_tokens, ws, pool);
   if (n_tokens == 0 || w.rows == 0) return;
   Job j{&w, &in, n_tokens, y, ldy, &ws, &kern::KernelsFor(isa), n_tokens >= GemmMinTokens(isa)};
@@ -193,7 +220,10 @@ void Matmul(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int
   const int nthreads = pool.size();
   const bool split_tokens = total_groups < 4 * int64_t(nthreads) && n_tokens >= 16 * nthreads;
   if (!split_tokens) PlanClaims(w, nthreads, ws.claims());
-  auto body = [&j, split_tokens](int t, int n) {
+  // Memory-bound calls only: with many tokens the next matmul's start is not what waits.
+  const PackedWeights* prefetch = n_tokens <= 8 ? next : nullptr;
+  auto body = [&j, &pool, prefetch, split_tokens](int t, int n) {
+    if (prefetch && t > 0) PrefetchNextStarts(pool, *prefetch, t, n);
     uint8_t* scratch = j.ws->thread_scratch(t);
     if (split_tokens) {
       // Token ranges in multiples of 8 (the GEMM tile) keep tiles full.

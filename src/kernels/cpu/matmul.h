@@ -49,9 +49,12 @@ class MatmulWorkspace {
   GroupClaims claims_;
 };
 
-// y[t * ldy + r] for t < n_tokens, r < w.rows.
+// y[t * ldy + r] for t < n_tokens, r < w.rows. next: the weights of the matmul that follows (or
+// nullptr); for few tokens (memory-bound) the pool's idle workers prefetch where each thread
+// will start streaming them (ThreadPool::PrefetchAfterJob). Never changes results.
 void Matmul(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int n_tokens, float* y,
-            int64_t ldy, MatmulWorkspace& ws, Isa isa = ActiveIsa());
+            int64_t ldy, MatmulWorkspace& ws, Isa isa = ActiveIsa(),
+            const PackedWeights* next = nullptr);
 
 // Greedy-sampling lm_head: for each token, the row with the largest output (lowest row index on
 // ties; NaN never wins) and its value, without writing the rows x n_tokens logits. n_tokens <= 64.
