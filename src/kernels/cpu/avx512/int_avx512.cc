@@ -224,23 +224,17 @@ inline void Store(const IntArgs& a, int t, __m512 f) {
     _mm512_mask_storeu_ps(y, __mmask16((1u << a.valid_rows) - 1), f);
 }
 
-// NT tokens starting at t0; blocks either unpacked from the packed group in registers (GEMV) or
-// loaded from the scratch the GEMM path filled.
+inline void PrefetchLines(const uint8_t* p, size_t bytes) {
+  for (size_t l = 0; l < bytes; l += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(p + l), _MM_HINT_T0);
+}
 template <int Kind>
 inline void PrefetchBlock(const uint8_t* group, int64_t b) {
-  const uint8_t* pf = group + b * kBlockBytes[Kind] + kPrefetchBytes;
-  for (size_t l = 0; l < kBlockBytes[Kind]; l += 64)
-    _mm_prefetch(reinterpret_cast<const char*>(pf + l), _MM_HINT_T0);
+  PrefetchLines(group + b * kBlockBytes[Kind] + kPrefetchBytes, kBlockBytes[Kind]);
 }
 
-// The same block's bytes in the group computed next (GEMM path, first token tile only).
-template <int Kind>
-inline void PrefetchNextGroup(const uint8_t* next, int64_t b) {
-  const uint8_t* pf = next + b * kBlockBytes[Kind];
-  for (size_t l = 0; l < kBlockBytes[Kind]; l += 64)
-    _mm_prefetch(reinterpret_cast<const char*>(pf + l), _MM_HINT_T0);
-}
-
+// NT tokens starting at t0; blocks either unpacked from the packed group in registers (GEMV) or
+// loaded from the scratch the GEMM path filled.
 template <int Kind, int NT, bool kScratch>
 void Tile(const IntArgs& a, int t0, const uint8_t* next = nullptr) {
   const int64_t nb = a.cols / 32;
@@ -251,7 +245,8 @@ void Tile(const IntArgs& a, int t0, const uint8_t* next = nullptr) {
   for (int64_t b = 0; b < nb; ++b) {
     Unpacked u;
     if constexpr (kScratch) {
-      if (next) PrefetchNextGroup<Kind>(next, b);
+      // The same block of the group computed next (IntArgs::next_group; first token tile only).
+      if (next) PrefetchLines(next + b * kBlockBytes[Kind], kBlockBytes[Kind]);
       const uint8_t* rec = a.scratch + b * kUnpackedBlockBytes;
       for (int o = 0; o < 8; ++o) u.w[o] = Load(rec + 64 * o);
       u.s0 = _mm512_load_ps(reinterpret_cast<const float*>(rec + kUnpackedS0));
