@@ -18,6 +18,7 @@
 #include "kernels/cpu/packed.h"
 #include "model/kv_store.h"
 #include "model/model.h"
+#include "runtime/huge_page_allocator.h"
 #include "runtime/thread_pool.h"
 
 namespace brisk {
@@ -78,7 +79,7 @@ class FastForward {
   MatmulWorkspace ws_;
   Q8ActsBuffer q_embd_, q_attn_, q_ff_;
   // Activations for up to max_tokens_ tokens.
-  std::vector<float> x_, xn_, qkv_, att_, gu_, ff_, tmp_;
+  HugeVector<float> x_, xn_, qkv_, att_, gu_, ff_, tmp_;
   std::vector<int32_t> token_pos_, token_run_;  // per token: position and run index
   std::vector<double> rope_;                    // per token: head_dim/2 (cos, sin) pairs
   std::vector<float> attn_scratch_;             // per thread: AttendScratchFloats
