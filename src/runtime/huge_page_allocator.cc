@@ -7,18 +7,15 @@
 #include "util/check.h"
 
 namespace brisk {
-namespace {
-constexpr size_t kHuge = size_t(2) << 20;
-}
 
 void* HugePageAlloc(size_t bytes) {
-  if (bytes < kHuge / 2) {  // small: not worth a huge page
+  if (bytes < kHugePageBytes / 2) {  // small: not worth a huge page
     void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
     BRISK_CHECK_MSG(p != nullptr, "out of memory");
     return p;
   }
-  const size_t len = (bytes + kHuge - 1) / kHuge * kHuge;
-  void* p = std::aligned_alloc(kHuge, len);
+  const size_t len = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  void* p = std::aligned_alloc(kHugePageBytes, len);
   BRISK_CHECK_MSG(p != nullptr, "out of memory");
 #ifdef MADV_HUGEPAGE
   madvise(p, len, MADV_HUGEPAGE);

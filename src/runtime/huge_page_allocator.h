@@ -9,6 +9,8 @@
 
 namespace brisk {
 
+inline constexpr size_t kHugePageBytes = size_t(2) << 20;  // x86-64 transparent huge page
+
 // At least 64-byte aligned; release with HugePageFree or std::free.
 void* HugePageAlloc(size_t bytes);
 void HugePageFree(void* p, size_t bytes);

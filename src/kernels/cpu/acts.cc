@@ -36,7 +36,6 @@ Q8ActsBuffer::Q8ActsBuffer(int max_tokens, int64_t cols) {
   const size_t meta_bytes = sizeof(ActMeta) * size_t(nb) * size_t(max_tokens);
   const size_t total = (qs_bytes + meta_bytes + 63) / 64 * 64;
   mem_.reset(HugePageAlloc(total));  // std::free releases it (huge_page_allocator.h)
-  BRISK_CHECK(mem_ != nullptr);
   uint8_t* base = static_cast<uint8_t*>(mem_.get());
   view_.qs = reinterpret_cast<int8_t*>(base);
   view_.meta = reinterpret_cast<ActMeta*>(base + qs_bytes);

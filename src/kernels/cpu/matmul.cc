@@ -32,14 +32,19 @@ size_t ArgmaxBufBytes() { return YBufBytes() + sizeof(Best); }
 size_t GroupUnit(const PackedSegment& s) {
   return s.kind == PackedKind::kRaw ? s.group_bytes * kGroupRows : s.group_bytes;
 }
+// w's bytes in GroupUnit terms: the total that PlanClaims and SegmentAddress offsets refer to.
+size_t TotalUnits(const PackedWeights& w) {
+  size_t total = 0;
+  for (const PackedSegment& s : w.segments) total += GroupUnit(s) * size_t(s.n_groups());
+  return total;
+}
 
 // Plans the claims of one parallel region: thread t starts on the groups (in segment order)
 // whose first byte lies in [total * t / n, total * (t + 1) / n), and claims ~32 KiB at a time.
 void PlanClaims(const PackedWeights& w, int n, GroupClaims& claims) {
-  size_t total = 0;
+  const size_t total = TotalUnits(w);
   int64_t groups = 0;
-  for (const PackedSegment& s : w.segments)
-    total += GroupUnit(s) * size_t(s.n_groups()), groups += s.n_groups();
+  for (const PackedSegment& s : w.segments) groups += s.n_groups();
   BRISK_CHECK(n <= claims.n_threads());
   int64_t* starts = claims.starts();
   starts[0] = 0;
@@ -103,8 +108,7 @@ const uint8_t* SegmentAddress(const PackedWeights& w, size_t offset, size_t* lef
 // Worker t prefetches the start of thread 0's and its own byte-balanced range of `next`.
 void PrefetchNextStarts(ThreadPool& pool, const PackedWeights& next, int t, int n) {
   constexpr size_t kBytes = 64 << 10;
-  size_t total = 0;
-  for (const PackedSegment& s : next.segments) total += GroupUnit(s) * size_t(s.n_groups());
+  const size_t total = TotalUnits(next);
   for (int owner : {0, t}) {
     size_t left = 0;
     const uint8_t* p = SegmentAddress(next, total * size_t(owner) / size_t(n), &left);

@@ -5,12 +5,13 @@
 #include <cstdint>
 #include <mutex>
 
+#include "runtime/huge_page_allocator.h"
 #include "util/check.h"
 
 namespace brisk {
 namespace {
 
-constexpr size_t kHuge = size_t(2) << 20;  // x86-64 transparent huge page
+constexpr size_t kHuge = kHugePageBytes;
 constexpr size_t kSlab = size_t(64) << 20;
 
 size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }

@@ -13,7 +13,7 @@ TEST(HugePageAlloc, LargeBuffersAreHugePageAlignedAndUsable) {
   const size_t bytes = (size_t(5) << 20) + 12345;
   auto* p = static_cast<uint8_t*>(HugePageAlloc(bytes));
   ASSERT_NE(p, nullptr);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % (size_t(2) << 20), 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % kHugePageBytes, 0u);
   for (size_t i = 0; i < bytes; i += 4096) p[i] = uint8_t(i >> 12);
   p[bytes - 1] = 7;
   for (size_t i = 0; i < bytes; i += 4096) ASSERT_EQ(p[i], uint8_t(i >> 12));
@@ -36,7 +36,7 @@ TEST(HugeVector, BehavesLikeAVector) {
   v.resize(size_t(3) << 20, -1.0f);
   EXPECT_EQ(v[12345], 12345.0f);
   EXPECT_EQ(v.back(), -1.0f);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(v.data()) % (size_t(2) << 20), 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(v.data()) % kHugePageBytes, 0u);
 }
 
 }  // namespace
