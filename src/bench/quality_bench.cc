@@ -87,7 +87,7 @@ Result<Loaded> LoadForward(const std::string& path, ThreadPool& pool) {
 Result<double> DecodeSpeed(FastForward& fwd, const ModelConfig& c,
                            const std::vector<int32_t>& prompt, int tg) {
   SeqKvCache kv(c, int(prompt.size()) + tg + 1);
-  const SeqRun pre{kv.blocks(), 0, int(prompt.size())};
+  const SeqRun pre{kv.blocks(), 0, int(prompt.size()), int(prompt.size())};  // prompt class
   const int32_t last = int32_t(prompt.size()) - 1;
   int32_t tok = 0;
   BRISK_RETURN_IF_ERROR(fwd.RunBatchArgmax(prompt, std::span(&pre, 1), std::span(&last, 1), &tok));

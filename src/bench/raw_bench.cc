@@ -85,8 +85,8 @@ Result<RawBenchReport> RunRawBench(const RawBenchOptions& o) {
     std::vector<double> times;
     int32_t best;
     const int32_t last = o.pp - 1;
-    for (int r = 0; r <= o.reps; ++r) {  // first pass warms up (page-ins, huge pages)
-      const SeqRun run{kv.blocks(), 0, o.pp};
+    for (int r = 0; r <= o.reps; ++r) {              // first pass warms up (page-ins, huge pages)
+      const SeqRun run{kv.blocks(), 0, o.pp, o.pp};  // prompt tokens: the prefill class
       const double t0 = Now();
       BRISK_RETURN_IF_ERROR(
           fwd.RunBatchArgmax(toks, std::span(&run, 1), std::span(&last, 1), &best));

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "engine/stop_matcher.h"
+#include "kernels/cpu/matmul.h"
 #include "tokenizer/detokenizer.h"
 
 namespace brisk {
@@ -92,7 +93,8 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
       kv_(std::make_unique<KvStore>(model.config(), n_blocks, config.kv_block_size,
                                     config.kv_type)),
       blocks_(n_blocks, config.kv_block_size, config.prefix_caching),
-      scheduler_({config.max_num_seqs, config.max_num_batched_tokens, config.max_prefill_chunk},
+      scheduler_({config.max_num_seqs, config.max_num_batched_tokens, config.max_prefill_chunk,
+                  !WidePathAvailable()},
                  blocks_),
       max_num_seqs_(config.max_num_seqs),
       controller_({config.batch_policy, config.max_num_seqs, config.max_num_batched_tokens,
@@ -371,8 +373,12 @@ bool Engine::Step() {
     batch_tokens_.insert(batch_tokens_.end(), c.seq->tokens.begin() + c.start,
                          c.seq->tokens.begin() + c.start + c.n);
     const std::span<const int32_t> table = blocks_.BlockTable(c.seq->id);
-    runs_.push_back({KvBlocks{kv_.get(), table.data(), int(table.size())}, c.start, c.n});
-    prompt_tokens += std::max(0, std::min(c.start + c.n, c.seq->num_prompt) - c.start);
+    // Prompt tokens are the prefill numerics class (fast_forward.h), generated ones (also when
+    // recomputed after a preemption) the decode class.
+    const int prompt_part = std::max(0, std::min(c.start + c.n, c.seq->num_prompt) - c.start);
+    runs_.push_back(
+        {KvBlocks{kv_.get(), table.data(), int(table.size())}, c.start, c.n, prompt_part});
+    prompt_tokens += prompt_part;
     if (c.sample) {
       logit_rows_.push_back(int32_t(batch_tokens_.size()) - 1);
       sampled.push_back(&a);

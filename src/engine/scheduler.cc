@@ -112,7 +112,10 @@ void Scheduler::Commit(const StepPlan& plan) {
   for (const ScheduledChunk& c : plan.chunks) {
     BRISK_CHECK(c.seq->num_computed == c.start);
     c.seq->num_computed += c.n;
-    blocks_.CommitFullBlocks(c.seq->id, c.seq->tokens, c.seq->num_computed);
+    const int cacheable = config_.cache_generated_blocks
+                              ? c.seq->num_computed
+                              : std::min(c.seq->num_computed, c.seq->num_prompt);
+    blocks_.CommitFullBlocks(c.seq->id, c.seq->tokens, cacheable);
   }
 }
 

@@ -22,6 +22,11 @@ struct SchedulerConfig {
   int max_num_seqs = 16;             // sequences per step
   int max_num_batched_tokens = 512;  // tokens per step (all sequences)
   int max_prefill_chunk = 0;         // tokens of one prompt per step; 0 = the whole budget
+  // Register blocks holding generated tokens in the prefix cache too. Off where prompt and
+  // generated tokens are computed in different numerics classes (fast_forward.h): a later prompt
+  // covering those tokens would compute them in the prompt class, so a hit would not reproduce
+  // a cold run bit for bit.
+  bool cache_generated_blocks = true;
 };
 
 struct SeqState {

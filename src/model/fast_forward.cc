@@ -80,7 +80,8 @@ FastForward::FastForward(const Model& model, ThreadPool& pool, int max_batch_tok
       ws_(std::max({int64_t(c_.n_embd), int64_t(c_.n_ff), int64_t(c_.q_dim())}), pool.size()),
       q_embd_(max_tokens_, c_.n_embd),
       q_attn_(max_tokens_, c_.q_dim()),
-      q_ff_(max_tokens_, c_.n_ff) {
+      q_ff_(max_tokens_, c_.n_ff),
+      xb_(max_tokens_, std::max({int64_t(c_.n_embd), int64_t(c_.n_ff), int64_t(c_.q_dim())})) {
   BRISK_CHECK(c_.group_size() <= 16);  // Attention keeps one inverse sum per head of a group
   const ModelWeights& w = model.weights();
   for (const LayerWeights& L : w.layers) {
@@ -117,6 +118,10 @@ FastForward::FastForward(const Model& model, ThreadPool& pool, int max_batch_tok
   rope_.resize(T * size_t(c_.head_dim));
   token_run_.resize(T);
   attn_items_.reserve(T);
+  ord_tokens_.reserve(T);
+  ord_rows_.reserve(T);
+  ord_index_.reserve(T);
+  ord_runs_.reserve(2 * T);
   // Room for the largest block size a store may use (the scratch is per block, not per context).
   attn_scratch_per_thread_ = AttendScratchFloats(c_.group_size(), c_.head_dim, kMaxKvBlockSize);
   attn_scratch_.resize(size_t(pool.size()) * attn_scratch_per_thread_);
@@ -160,11 +165,65 @@ Status FastForward::Validate(std::span<const int32_t> tokens, std::span<const Se
 }
 
 void FastForward::QuantizeParallel(const float* x, int64_t ld, int n, Q8Acts& acts) {
-  pool_.ParallelFor(n, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
+  const int nq = n - n_wide_;  // the wide tokens take bf16 rows instead (Input)
+  pool_.ParallelFor(nq, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
     Q8Acts sub = SubView(acts, int(t0));
     QuantizeActs(x + t0 * ld, ld, int(t1 - t0), &sub);
   });
-  acts.n_tokens = n;
+  acts.n_tokens = nq;
+}
+
+void FastForward::NormParallel(int n, const std::vector<float>& w) {
+  const int d = c_.n_embd, nq = n - n_wide_;
+  const float eps = float(c_.rms_eps);
+  pool_.ParallelFor(n, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
+    const int64_t q1 = std::min<int64_t>(t1, nq);  // tokens that need int8 rows too
+    if (q1 > t0) {
+      Q8Acts sub = SubView(q_embd_.view(), int(t0));
+      RmsNormQuantize(&x_[t0 * d], d, int(q1 - t0), w.data(), eps, &sub, &xn_[t0 * d], d);
+    }
+    const int64_t w0 = std::max<int64_t>(t0, nq);
+    if (t1 > w0) RmsNormRows(&x_[w0 * d], d, int(t1 - w0), w.data(), eps, d, &xn_[w0 * d], d);
+  });
+  q_embd_.view().n_tokens = nq;
+}
+
+MatmulInput FastForward::Input(const Q8Acts& q, const float* x, int64_t ld, int64_t cols) {
+  MatmulInput in{&q, x, ld};
+  if (n_wide_ == 0) return in;
+  const int n0 = q.n_tokens;
+  pool_.ParallelFor(n_wide_, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
+    ToBf16Tiles(x + (n0 + t0) * ld, ld, int(t1 - t0), cols, &xb_, int(t0));
+  });
+  in.xb = &xb_;
+  in.n_wide = n_wide_;
+  return in;
+}
+
+void FastForward::OrderByClass(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
+                               std::span<const int32_t> logit_rows) {
+  const bool wide = WidePathAvailable();
+  ord_tokens_.clear();
+  ord_runs_.clear();
+  ord_index_.assign(tokens.size(), 0);
+  for (int pass = 0; pass < 2; ++pass) {  // 0: decode-class tails, 1: prompt heads
+    size_t off = 0;
+    for (const SeqRun& r : runs) {
+      const int head = wide ? std::clamp(r.wide_tokens, 0, r.n_tokens) : 0;
+      const int i0 = pass == 0 ? head : 0, i1 = pass == 0 ? r.n_tokens : head;
+      if (i1 > i0) {
+        ord_runs_.push_back({r.kv, r.start_pos + i0, i1 - i0, pass == 1 ? i1 - i0 : 0});
+        for (int i = i0; i < i1; ++i) {
+          ord_index_[off + size_t(i)] = int32_t(ord_tokens_.size());
+          ord_tokens_.push_back(tokens[off + size_t(i)]);
+        }
+      }
+      off += size_t(r.n_tokens);
+    }
+    if (pass == 0) n_wide_ = int(tokens.size() - ord_tokens_.size());
+  }
+  ord_rows_.clear();
+  for (int32_t row : logit_rows) ord_rows_.push_back(ord_index_[size_t(row)]);
 }
 
 void FastForward::Body(std::span<const int32_t> tokens, std::span<const SeqRun> runs) {
@@ -197,16 +256,12 @@ void FastForward::Layer(int l, int n, std::span<const SeqRun> runs) {
   const LayerPacked& P = layers_[l];
   const int d = c_.n_embd, qd = c_.q_dim(), kvd = c_.kv_dim(), hd = c_.head_dim, ff = c_.n_ff;
   const int ldqkv = qd + 2 * kvd;
-  const float eps = float(c_.rms_eps);
   const Isa isa = ActiveIsa();
 
   // Attention block: norm + quantise, one fused QKV matmul, bias/norm/RoPE, KV write.
-  pool_.ParallelFor(n, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
-    Q8Acts sub = SubView(q_embd_.view(), int(t0));
-    RmsNormQuantize(&x_[t0 * d], d, int(t1 - t0), P.attn_norm.data(), eps, &sub, &xn_[t0 * d], d);
-  });
-  q_embd_.view().n_tokens = n;
-  Matmul(pool_, P.qkv, {&q_embd_.view(), xn_.data(), d}, n, qkv_.data(), ldqkv, ws_, isa, &P.wo);
+  NormParallel(n, P.attn_norm);
+  Matmul(pool_, P.qkv, Input(q_embd_.view(), xn_.data(), d, d), n, qkv_.data(), ldqkv, ws_, isa,
+         &P.wo);
   pool_.ParallelFor(n, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
     for (int64_t t = t0; t < t1; ++t) {
       float* q = &qkv_[size_t(t) * ldqkv];
@@ -229,16 +284,13 @@ void FastForward::Layer(int l, int n, std::span<const SeqRun> runs) {
   });
   Attention(l, n, runs);
   QuantizeParallel(att_.data(), qd, n, q_attn_.view());
-  Matmul(pool_, P.wo, {&q_attn_.view(), att_.data(), qd}, n, tmp_.data(), d, ws_, isa, &P.gate_up);
+  Matmul(pool_, P.wo, Input(q_attn_.view(), att_.data(), qd, qd), n, tmp_.data(), d, ws_, isa,
+         &P.gate_up);
   for (size_t i = 0; i < size_t(n) * d; ++i) x_[i] += tmp_[i];
 
   // Feed-forward block: norm + quantise, fused gate/up, SiLU * up, down.
-  pool_.ParallelFor(n, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
-    Q8Acts sub = SubView(q_embd_.view(), int(t0));
-    RmsNormQuantize(&x_[t0 * d], d, int(t1 - t0), P.ffn_norm.data(), eps, &sub, &xn_[t0 * d], d);
-  });
-  q_embd_.view().n_tokens = n;
-  Matmul(pool_, P.gate_up, {&q_embd_.view(), xn_.data(), d}, n, gu_.data(), 2 * ff, ws_, isa,
+  NormParallel(n, P.ffn_norm);
+  Matmul(pool_, P.gate_up, Input(q_embd_.view(), xn_.data(), d, d), n, gu_.data(), 2 * ff, ws_, isa,
          &P.down);
   pool_.ParallelFor(n, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
     for (int64_t t = t0; t < t1; ++t) {
@@ -249,7 +301,8 @@ void FastForward::Layer(int l, int n, std::span<const SeqRun> runs) {
   QuantizeParallel(ff_.data(), ff, n, q_ff_.view());
   // The next matmul after this layer's down projection: the next layer's QKV or the lm_head.
   const PackedWeights* after_down = l + 1 < c_.n_layer ? &layers_[l + 1].qkv : &output_;
-  Matmul(pool_, P.down, {&q_ff_.view(), ff_.data(), ff}, n, tmp_.data(), d, ws_, isa, after_down);
+  Matmul(pool_, P.down, Input(q_ff_.view(), ff_.data(), ff, ff), n, tmp_.data(), d, ws_, isa,
+         after_down);
   for (size_t i = 0; i < size_t(n) * d; ++i) x_[i] += tmp_[i];
 }
 
@@ -324,8 +377,9 @@ int FastForward::GatherLogitRows(std::span<const int32_t> logit_rows) {
 Status FastForward::RunBatch(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
                              std::span<const int32_t> logit_rows, float* logits) {
   BRISK_RETURN_IF_ERROR(Validate(tokens, runs, logit_rows));
-  Body(tokens, runs);
-  const int m = GatherLogitRows(logit_rows);
+  OrderByClass(tokens, runs, logit_rows);
+  Body(ord_tokens_, ord_runs_);
+  const int m = GatherLogitRows(ord_rows_);
   if (m > 0)
     Matmul(pool_, output_, {&q_embd_.view(), xn_.data(), c_.n_embd}, m, logits, c_.n_vocab, ws_);
   return Status::Ok();
@@ -334,8 +388,9 @@ Status FastForward::RunBatch(std::span<const int32_t> tokens, std::span<const Se
 Status FastForward::RunBatchArgmax(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
                                    std::span<const int32_t> logit_rows, int32_t* best) {
   BRISK_RETURN_IF_ERROR(Validate(tokens, runs, logit_rows));
-  Body(tokens, runs);
-  const int m = GatherLogitRows(logit_rows);
+  OrderByClass(tokens, runs, logit_rows);
+  Body(ord_tokens_, ord_runs_);
+  const int m = GatherLogitRows(ord_rows_);
   constexpr int kMaxArgmaxRows = 64;
   float best_value[kMaxArgmaxRows];
   for (int r0 = 0; r0 < m; r0 += kMaxArgmaxRows) {
@@ -349,7 +404,7 @@ Status FastForward::RunBatchArgmax(std::span<const int32_t> tokens, std::span<co
 }
 
 Status FastForward::Run(std::span<const int32_t> tokens, int start_pos, KvBlocks kv,
-                        std::span<const int32_t> logit_rows, float* logits) {
+                        std::span<const int32_t> logit_rows, float* logits, bool prompt) {
   const int64_t n = int64_t(tokens.size());
   size_t next = 0;
   for (int64_t c0 = 0; c0 < n; c0 += max_tokens_) {
@@ -360,7 +415,7 @@ Status FastForward::Run(std::span<const int32_t> tokens, int start_pos, KvBlocks
       if (logit_rows[next] < c0) return Status::Error("logit rows must be ascending indices");
       rows.push_back(int32_t(logit_rows[next++] - c0));
     }
-    const SeqRun run{kv, start_pos + int(c0), len};
+    const SeqRun run{kv, start_pos + int(c0), len, prompt ? len : 0};
     BRISK_RETURN_IF_ERROR(RunBatch(tokens.subspan(size_t(c0), size_t(len)),
                                    std::span<const SeqRun>(&run, 1), rows,
                                    logits + first * size_t(c_.n_vocab)));

@@ -25,10 +25,14 @@ namespace brisk {
 
 // n_tokens consecutive tokens of one sequence, at positions [start_pos, start_pos + n_tokens);
 // their K/V are written into the sequence's blocks and attention reads positions [0, pos].
+// The first wide_tokens tokens are prompt tokens: they are computed in the prefill numerics class
+// (matmul.h), the rest (generated tokens, also when recomputed) in the decode class. A token's
+// class must depend only on the token, never on the batch, so it is the caller's to say.
 struct SeqRun {
   KvBlocks kv;
   int start_pos = 0;
   int n_tokens = 0;
+  int wide_tokens = 0;
 };
 
 class FastForward {
@@ -47,8 +51,9 @@ class FastForward {
                         std::span<const int32_t> logit_rows, int32_t* best);
 
   // One sequence (same contract as ReferenceForward::Run); chunks inputs longer than the batch.
+  // prompt: the tokens are prompt tokens (prefill class), else generated ones (decode class).
   Status Run(std::span<const int32_t> tokens, int start_pos, KvBlocks kv,
-             std::span<const int32_t> logit_rows, float* logits);
+             std::span<const int32_t> logit_rows, float* logits, bool prompt = true);
 
   int max_batch_tokens() const { return max_tokens_; }
   size_t packed_bytes() const;  // bytes of weights streamed per full forward (all matrices)
@@ -61,13 +66,22 @@ class FastForward {
   };
   Status Validate(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
                   std::span<const int32_t> logit_rows) const;
+  // Orders the batch for the matmuls, which take the wide tokens last: each run splits into its
+  // decode-class tail (first, with the other runs' tails) and prompt head (after them). Fills
+  // ord_tokens_, ord_runs_, ord_rows_ (the logit rows renumbered) and n_wide_.
+  void OrderByClass(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
+                    std::span<const int32_t> logit_rows);
   void Body(std::span<const int32_t> tokens, std::span<const SeqRun> runs);
+  // The input of a matmul over rows x (stride ld) with int8 rows q; converts the wide rows to bf16.
+  MatmulInput Input(const Q8Acts& q, const float* x, int64_t ld, int64_t cols);
   void Layer(int l, int n, std::span<const SeqRun> runs);
   void Attention(int l, int n, std::span<const SeqRun> runs);
   // Final norm of the logit rows into q8_/xn_; returns how many rows.
   int GatherLogitRows(std::span<const int32_t> logit_rows);
-  // Quantises n rows of x (stride ld) into acts on all threads.
+  // Quantises the narrow (not wide) ones of n rows of x (stride ld) into acts on all threads.
   void QuantizeParallel(const float* x, int64_t ld, int n, Q8Acts& acts);
+  // RMSNorm of x_'s n rows with weights w into xn_, quantising the narrow ones into q_embd_.
+  void NormParallel(int n, const std::vector<float>& w);
 
   const Model& model_;
   const ModelConfig& c_;
@@ -80,6 +94,10 @@ class FastForward {
   Q8ActsBuffer q_embd_, q_attn_, q_ff_;
   // Activations for up to max_tokens_ tokens.
   HugeVector<float> x_, xn_, qkv_, att_, gu_, ff_, tmp_;
+  Bf16Acts xb_;     // the wide tokens' bf16 rows of the current matmul input
+  int n_wide_ = 0;  // wide tokens of the current batch (the last ones; 0 without the path)
+  std::vector<int32_t> ord_tokens_, ord_rows_, ord_index_;  // OrderByClass (reserved)
+  std::vector<SeqRun> ord_runs_;
   std::vector<int32_t> token_pos_, token_run_;  // per token: position and run index
   std::vector<double> rope_;                    // per token: head_dim/2 (cos, sin) pairs
   std::vector<float> attn_scratch_;             // per thread: AttendScratchFloats

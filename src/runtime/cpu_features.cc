@@ -52,18 +52,23 @@ CpuFeatures Detect() {
     f.avx512bw = (b >> 30) & 1;
     f.avx512vl = (b >> 31) & 1;
     f.avx512vnni = (c >> 11) & 1;
+    f.avx512vbmi = (c >> 1) & 1;
     f.amx_tile = (d >> 24) & 1;
     f.amx_int8 = (d >> 25) & 1;
+    f.amx_bf16 = (d >> 22) & 1;
     __cpuid_count(7, 1, a, b, c, d);
     f.avx_vnni = (a >> 4) & 1;
     f.avx512bf16 = (a >> 5) & 1;
   }
   if (!f.os_avx) f.avx2 = f.fma = f.f16c = f.avx_vnni = false;
-  if (!f.os_avx) f.amx_tile = f.amx_int8 = false;
+  if (!f.os_avx) f.amx_tile = f.amx_int8 = f.amx_bf16 = false;
 #if BRISK_X86
-  if (f.os_avx && (ReadXcr0() & (3ull << 17)) != (3ull << 17)) f.amx_tile = f.amx_int8 = false;
+  if (f.os_avx && (ReadXcr0() & (3ull << 17)) != (3ull << 17))
+    f.amx_tile = f.amx_int8 = f.amx_bf16 = false;
 #endif
-  if (!f.os_avx512) f.avx512f = f.avx512bw = f.avx512vl = f.avx512dq = f.avx512vnni = false;
+  if (!f.os_avx512)
+    f.avx512f = f.avx512bw = f.avx512vl = f.avx512dq = f.avx512vnni = f.avx512bf16 = f.avx512vbmi =
+        false;
   char brand[49] = {};
   if (__get_cpuid(0x80000000, &a, &b, &c, &d) && a >= 0x80000004) {
     for (unsigned i = 0; i < 3; ++i) {
@@ -162,6 +167,10 @@ void SetIsaForTesting(Isa isa) {
 }
 
 bool AmxEnabled() { return AmxSlot().load(std::memory_order_relaxed) != 0; }
+bool AmxBf16Enabled() {
+  const CpuFeatures& f = GetCpuFeatures();
+  return f.amx_bf16 && f.avx512bf16 && f.avx512vbmi && AmxEnabled();
+}
 void SetAmxForTesting(bool on) { AmxSlot().store(on && AmxUsable() ? 1 : 0); }
 
 std::string_view IsaName(Isa isa) {
@@ -201,7 +210,8 @@ std::string DescribeCpu() {
                                                 {"avx512vnni", f.avx512vnni},
                                                 {"avx512bf16", f.avx512bf16},
                                                 {"avx_vnni", f.avx_vnni},
-                                                {"amx_int8", f.amx_int8 && f.amx_tile}};
+                                                {"amx_int8", f.amx_int8 && f.amx_tile},
+                                                {"amx_bf16", f.amx_bf16 && f.amx_tile}};
   bool first = true;
   for (const auto& [name, on] : flags) {
     if (!on) continue;

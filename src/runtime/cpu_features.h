@@ -21,8 +21,9 @@ struct CpuFeatures {
   bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
   bool avx512vnni = false, avx512bf16 = false, avx_vnni = false;
   bool amx_tile = false, amx_int8 = false;  // CPU has AMX and XCR0 enables the tile state
-  bool os_avx = false, os_avx512 = false;   // XCR0 says the OS saves the ymm / zmm state
-  std::string brand;                        // "Intel(R) Xeon(R) ..."
+  bool amx_bf16 = false, avx512vbmi = false;
+  bool os_avx = false, os_avx512 = false;  // XCR0 says the OS saves the ymm / zmm state
+  std::string brand;                       // "Intel(R) Xeon(R) ..."
 };
 
 // Detected once (thread-safe static).
@@ -43,6 +44,9 @@ void SetIsaForTesting(Isa isa);
 // permission (requested on first call), unless BRISK_AMX=0 or SetAmxForTesting(false).
 bool AmxEnabled();
 void SetAmxForTesting(bool on);  // on only takes effect where AMX is usable
+// AMX-BF16 (with AVX512-BF16 and -VBMI for the conversions) as well: the avx512 tier's prefill
+// matmul path (matmul.h, numerics classes). Follows AmxEnabled() (BRISK_AMX=0 turns both off).
+bool AmxBf16Enabled();
 
 std::string_view IsaName(Isa isa);            // "scalar", "avx2", "avx512"
 bool ParseIsa(std::string_view s, Isa* out);  // inverse of IsaName (case-insensitive)

@@ -107,8 +107,11 @@ int GemmTable(ThreadPool& pool, const std::string& types_arg, const std::vector<
   std::vector<float> y(size_t(max_tokens) * 9728);
   MatmulWorkspace ws(kMaxCols, pool.size());
   Q8ActsBuffer qb(max_tokens, kMaxCols);
+  const bool wide = WidePathAvailable();
+  Bf16Acts xb(max_tokens, kMaxCols);
   std::printf("%-6s %-20s %6s %9s %8s %8s", "type", "shape", "tokens", "ms", "GOPS", "GB/s");
   if (amx) std::printf(" %9s %8s", "noAMX ms", "GOPS");
+  if (wide) std::printf(" %9s %8s", "wide ms", "GOPS");
   std::printf("\n");
   for (GgmlType type : ParseTypes(types_arg)) {
     const int bs = GetTypeTraits(type).block_size;
@@ -133,6 +136,7 @@ int GemmTable(ThreadPool& pool, const std::string& types_arg, const std::vector<
       in.q = &q;
       in.x = x.data();
       in.ldx = s.cols;
+      ToBf16Tiles(x.data(), s.cols, max_tokens, s.cols, &xb, 0);
       for (int n : tokens) {
         // Rotate over copies while one pass over them takes well under the budget.
         const int use = n <= 64 ? copies : 1;
@@ -154,6 +158,13 @@ int GemmTable(ThreadPool& pool, const std::string& types_arg, const std::vector<
           const double t2 = time_once();
           SetAmxForTesting(true);
           std::printf(" %9.3f %8.0f", t2 * 1e3, ops / t2 / 1e9);
+        }
+        if (wide) {  // the same tokens in the prefill class (bf16 AMX path)
+          in.xb = &xb;
+          in.n_wide = n;
+          const double t3 = time_once();
+          in.n_wide = 0;
+          std::printf(" %9.3f %8.0f", t3 * 1e3, ops / t3 / 1e9);
         }
         std::printf("\n");
         std::fflush(stdout);

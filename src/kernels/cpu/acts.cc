@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include "kernels/cpu/isa_kernels.h"
 #include "runtime/huge_page_allocator.h"
@@ -46,6 +47,47 @@ Q8ActsBuffer::Q8ActsBuffer(int max_tokens, int64_t cols) {
   view_.capacity = max_tokens;
 }
 
+void Bf16Acts::Free::operator()(void* p) const { std::free(p); }
+
+Bf16Acts::Bf16Acts(int max_tokens, int64_t max_cols) {
+  BRISK_CHECK(max_tokens > 0 && max_cols > 0 && max_cols % kActBlock == 0);
+  max_cols_ = max_cols;
+  capacity_ = max_tokens;
+  const size_t bytes = size_t(max_cols) * size_t((max_tokens + 31) / 32 * 32) * sizeof(uint16_t);
+  mem_.reset(HugePageAlloc(bytes));
+  std::memset(mem_.get(), 0, bytes);
+}
+
+namespace {
+uint16_t Bf16Scalar(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return uint16_t((u >> 16) | 0x40);  // quiet NaN
+  if ((u & 0x7F800000u) == 0) return uint16_t((u >> 16) & 0x8000);  // denormal -> signed zero
+  return uint16_t((u + 0x7FFFu + ((u >> 16) & 1)) >> 16);
+}
+}  // namespace
+
+void ToBf16Tiles(const float* x, int64_t ldx, int n_tokens, int64_t cols, Bf16Acts* out, int t0,
+                 Isa isa) {
+  BRISK_CHECK(out && t0 >= 0 && n_tokens >= 0 && t0 + n_tokens <= out->capacity() &&
+              cols <= out->max_cols() && cols % kActBlock == 0);
+  const kern::IsaKernels& k = kern::KernelsFor(isa);
+  const bool simd = k.to_bf16 && GetCpuFeatures().avx512bf16;
+  const int64_t nb = cols / kActBlock;
+  for (int i = 0; i < n_tokens; ++i) {
+    const int t = t0 + i;
+    uint16_t* o = out->data() + (int64_t(t / 16) * nb * 512 + (t % 16) * 32);
+    const float* xt = x + i * ldx;
+    if (simd) {
+      k.to_bf16(xt, cols, o, 512);
+    } else {
+      for (int64_t b = 0; b < nb; ++b)
+        for (int j = 0; j < kActBlock; ++j) o[b * 512 + j] = Bf16Scalar(xt[b * kActBlock + j]);
+    }
+  }
+}
+
 void QuantizeActs(const float* x, int64_t ldx, int n_tokens, Q8Acts* out, Isa isa) {
   BRISK_CHECK(out && n_tokens >= 0 && n_tokens <= out->capacity && out->cols % kActBlock == 0);
   const kern::IsaKernels& k = kern::KernelsFor(isa);
@@ -55,6 +97,24 @@ void QuantizeActs(const float* x, int64_t ldx, int n_tokens, Q8Acts* out, Isa is
   out->n_tokens = n_tokens;
 }
 
+namespace {
+float RmsScale(const kern::IsaKernels& k, const float* x, int64_t n, float eps) {
+  const float ss = k.sum_squares(x, n);
+  return float(1.0 / std::sqrt(double(ss) / double(n) + double(eps)));
+}
+}  // namespace
+
+void RmsNormRows(const float* x, int64_t ldx, int n_tokens, const float* w, float eps, int64_t cols,
+                 float* xn, int64_t ldxn, Isa isa) {
+  const kern::IsaKernels& k = kern::KernelsFor(isa);
+  for (int t = 0; t < n_tokens; ++t) {
+    const float* xt = x + t * ldx;
+    const float scale = RmsScale(k, xt, cols, eps);
+    float* o = xn + t * ldxn;
+    for (int64_t i = 0; i < cols; ++i) o[i] = (xt[i] * scale) * w[i];
+  }
+}
+
 void RmsNormQuantize(const float* x, int64_t ldx, int n_tokens, const float* w, float eps,
                      Q8Acts* out, float* xn, int64_t ldxn, Isa isa) {
   BRISK_CHECK(out && n_tokens >= 0 && n_tokens <= out->capacity && out->cols % kActBlock == 0);
@@ -62,8 +122,7 @@ void RmsNormQuantize(const float* x, int64_t ldx, int n_tokens, const float* w, 
   const int64_t n = out->cols;
   for (int t = 0; t < n_tokens; ++t) {
     const float* xt = x + t * ldx;
-    const float ss = k.sum_squares(xt, n);
-    const float scale = float(1.0 / std::sqrt(double(ss) / double(n) + double(eps)));
+    const float scale = RmsScale(k, xt, n, eps);
     k.norm_quantize_row(xt, scale, w, n, xn ? xn + t * ldxn : nullptr, out->qs + t * out->qs_stride,
                         out->meta + t * out->meta_stride);
   }

@@ -56,4 +56,38 @@ void QuantizeActs(const float* x, int64_t ldx, int n_tokens, Q8Acts* out, Isa is
 void RmsNormQuantize(const float* x, int64_t ldx, int n_tokens, const float* w, float eps,
                      Q8Acts* out, float* xn, int64_t ldxn, Isa isa = ActiveIsa());
 
+// RmsNormQuantize without the quantisation (same xn bits): for rows that only the wide matmul
+// path and float weights read.
+void RmsNormRows(const float* x, int64_t ldx, int n_tokens, const float* w, float eps, int64_t cols,
+                 float* xn, int64_t ldxn, Isa isa = ActiveIsa());
+
+// bf16 activations for the wide matmul path (matmul.h), stored the way its AMX A tiles read
+// them: tokens in tiles of 16, and inside a tile each 32-value block's 16 rows contiguous (1 KiB),
+// so every tile load reads 1 KiB in sequence (token t, block b at
+// ((t / 16) * (cols / 32) + b) * 512 + (t % 16) * 32). Room for max_tokens tokens of up to
+// max_cols values, zeros up to the next multiple of 32 tokens (tiles are loaded in pairs).
+class Bf16Acts {
+ public:
+  Bf16Acts() = default;
+  Bf16Acts(int max_tokens, int64_t max_cols);
+  uint16_t* data() { return static_cast<uint16_t*>(mem_.get()); }
+  const uint16_t* data() const { return static_cast<const uint16_t*>(mem_.get()); }
+  int64_t max_cols() const { return max_cols_; }
+  int capacity() const { return capacity_; }
+
+ private:
+  struct Free {
+    void operator()(void* p) const;
+  };
+  std::unique_ptr<void, Free> mem_;
+  int64_t max_cols_ = 0;
+  int capacity_ = 0;
+};
+
+// bf16 (round to nearest even; NaN stays NaN; denormals flush to signed zero, as VCVTNE2PS2BF16
+// does) of n_tokens rows of cols values (cols % 32 == 0): x (row stride ldx floats) -> tokens
+// [t0, t0 + n_tokens) of out, in its tile order for this cols. Same bits on every ISA.
+void ToBf16Tiles(const float* x, int64_t ldx, int n_tokens, int64_t cols, Bf16Acts* out, int t0,
+                 Isa isa = ActiveIsa());
+
 }  // namespace brisk

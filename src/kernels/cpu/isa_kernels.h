@@ -38,6 +38,27 @@ using IntKernelFn = void (*)(const IntArgs&);
 inline constexpr size_t kUnpackedBlockBytes = 512 + 64 + 64;
 inline constexpr size_t kUnpackedS0 = 512, kUnpackedS1 = 576;
 
+// Prefill ("wide") path (matmul.h, numerics classes): the group's blocks are dequantised to
+// bf16 weights, w = bf16(fma(float(u), scale, offset)), then bf16 activation rows times them with
+// fp32 accumulation over the whole row (AMX-BF16 tiles). Tokens [0, n_tokens).
+struct WideArgs {
+  const uint8_t* group;  // n_groups (1 or 2) consecutive packed groups, group_bytes apart
+  size_t group_bytes;
+  int n_groups;
+  int64_t cols;
+  // bf16 activations in A-tile order (acts.h, Bf16Acts): token t, block b at
+  // xb + ((t / 16) * (cols / 32) + b) * 512 + (t % 16) * 32; tiles up to a multiple of 32 tokens
+  // readable.
+  const uint16_t* xb;
+  int n_tokens;
+  float* y;  // y[t * ldy + 16 g + lane] for group g, lanes 16 g + lane < valid_rows
+  int64_t ldy;
+  int valid_rows;
+  uint16_t* scratch;  // room for 2 * cols * 16 bf16 (kWideScratchBytesPerCol per column)
+};
+using WideKernelFn = void (*)(const WideArgs&);
+inline constexpr size_t kWideScratchBytesPerCol = 2 * 16 * 2;
+
 // Float-weight kernels: n_groups consecutive groups (group_bytes apart) x n_tokens tokens.
 struct FloatArgs {
   const uint8_t* groups;
@@ -68,6 +89,10 @@ struct IsaKernels {
   void (*silu_mul)(const float* g, const float* u, int64_t n, float* out);
   // Token count from which Matmul takes the gemm path (measured per tier: kernel_bench --gemm).
   int gemm_min_tokens = 4;
+  // Prefill path (null: the tier has none; used only where AmxBf16Enabled()) and its bf16
+  // conversion (round to nearest even): values [32 b, 32 b + 32) of x go to out + b * stride.
+  WideKernelFn wide[8] = {};
+  void (*to_bf16)(const float* x, int64_t n, uint16_t* out, int64_t stride) = nullptr;
 };
 
 const IsaKernels& ScalarKernels();

@@ -6,6 +6,14 @@
 // with one fixed formula per format. GEMV (few tokens, in-register unpack) and GEMM (many tokens,
 // unpack once per row group then register tiles of tokens x 16 rows) apply the same formula, and
 // so does each ISA, so y does not depend on n_tokens, the path, the thread split or the ISA.
+//
+// Numerics classes: with AMX-BF16 (avx512 tier) a call's "wide" tokens - prompt tokens in
+// prefill, marked by the caller - take a second formula instead: weights dequantised per block
+// to bf16 (bf16(fma(u, scale, offset))), activations rounded to bf16, fp32 accumulation over the
+// whole row in tile order. That too is fixed per output (the other tokens of the call, the split
+// over threads and the token chunking never change it), so a token's result depends only on its
+// class, which the caller derives from the token itself (prompt or generated), never from what
+// else is batched. Without AMX-BF16 both classes use the integer formula.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +34,12 @@ struct MatmulInput {
   const Q8Acts* q = nullptr;
   const float* x = nullptr;
   int64_t ldx = 0;
+  // Wide (prefill) tokens: the last n_wide tokens of the call. Where WidePathAvailable(isa), their
+  // integer-weight outputs take the bf16 path and xb holds them as tokens [0, n_wide) converted
+  // for this matrix's cols (ToBf16Tiles); q may then omit them. Elsewhere they are computed like
+  // the others (q must hold them).
+  const Bf16Acts* xb = nullptr;
+  int n_wide = 0;
 };
 
 // Per-thread scratch planned once (largest cols x pool size); the GEMM path unpacks one row group
@@ -34,6 +48,7 @@ class MatmulWorkspace {
  public:
   MatmulWorkspace(int64_t max_cols, int n_threads);
   uint8_t* thread_scratch(int thread) const;
+  uint16_t* thread_wide_scratch(int thread) const;  // the wide path's bf16 group (max_cols x 16)
   int64_t max_cols() const { return max_cols_; }
   int n_threads() const { return n_threads_; }
   GroupClaims& claims() { return claims_; }
@@ -65,6 +80,8 @@ void MatmulArgmax(ThreadPool& pool, const PackedWeights& w, const MatmulInput& i
 // the ISA tier's measured threshold unless a test forced one (results are identical by
 // construction; tests force either path). n = 0 restores the tiers' own thresholds.
 int GemmMinTokens(Isa isa = ActiveIsa());
+// True where wide tokens take the bf16 path (avx512 tier with AMX-BF16 enabled).
+bool WidePathAvailable(Isa isa = ActiveIsa());
 int GemmMinTokensOverride();
 void SetGemmMinTokensForTesting(int n);
 

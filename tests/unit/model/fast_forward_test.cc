@@ -185,8 +185,9 @@ TEST_F(FastForwardTest, BatchInvarianceBitwise) {
     out->insert(out->end(), l.begin(), l.end());
     for (int k = 12; k < 15; ++k) {
       const int32_t r0 = 0;
-      ASSERT_TRUE(
-          fwd.Run(std::span(&subject[k], 1), k, kv.blocks(), std::span(&r0, 1), l.data()).ok());
+      ASSERT_TRUE(fwd.Run(std::span(&subject[k], 1), k, kv.blocks(), std::span(&r0, 1), l.data(),
+                          /*prompt=*/false)
+                      .ok());
       out->insert(out->end(), l.begin(), l.end());
     }
   };
@@ -212,7 +213,7 @@ TEST_F(FastForwardTest, BatchInvarianceBitwise) {
         const int start = step == 0 ? 0 : 11 + step;
         const int len = step == 0 ? 12 : 1;
         tokens.insert(tokens.end(), subject.begin() + start, subject.begin() + start + len);
-        runs.push_back({kvs[0].blocks(), start, len});
+        runs.push_back({kvs[0].blocks(), start, len, step == 0 ? len : 0});  // prompt, then decode
         rows.push_back(int32_t(tokens.size()) - 1);
       };
       if (step % 2 == 0) add_subject();
@@ -221,7 +222,11 @@ TEST_F(FastForwardTest, BatchInvarianceBitwise) {
         const int len = (o % 3) + 1;  // 1 = decode, 2..3 = prefill chunks
         const auto more = Tokens(have + len, 200 + o);
         tokens.insert(tokens.end(), more.begin() + have, more.end());
-        runs.push_back({kvs[o].blocks(), have, len});
+        // Prefill chunks are prompt tokens, decode tokens generated ones; the chunks of
+        // even-numbered sequences end in a generated token (a recompute after preemption), so
+        // one run holds both classes.
+        const int wide = len == 1 ? 0 : (o % 2 ? len : len - 1);
+        runs.push_back({kvs[o].blocks(), have, len, wide});
       }
       if (step % 2 == 1) add_subject();
       // RunBatch wants ascending rows: the subject's row is its position in `tokens`.
@@ -276,7 +281,7 @@ TEST_F(FastForwardTest, ArgmaxMatchesFullLogits) {
   std::vector<float> l(3 * size_t(c.n_vocab));
   std::vector<int32_t> best(3);
   ASSERT_TRUE(fwd.Run(toks, 0, k1.blocks(), rows, l.data()).ok());
-  const SeqRun run{k2.blocks(), 0, 9};
+  const SeqRun run{k2.blocks(), 0, 9, 9};  // prompt tokens, as Run takes them
   ASSERT_TRUE(fwd.RunBatchArgmax(toks, std::span(&run, 1), rows, best.data()).ok());
   for (int i = 0; i < 3; ++i) EXPECT_EQ(best[i], ArgMax(&l[size_t(i) * c.n_vocab], c.n_vocab));
 }

@@ -19,29 +19,34 @@
 
 #include <cstring>
 
+#include "kernels/cpu/avx512/amx_config_avx512.h"
 #include "kernels/cpu/isa_kernels.h"
 
 namespace brisk::kern {
+
+void UseTileConfig(const TileConfig* cfg) {
+  static thread_local const TileConfig* loaded = nullptr;
+  if (loaded == cfg) return;
+  _tile_loadconfig(cfg);
+  loaded = cfg;
+}
+
 namespace {
 
 // Tile registers: two sets {A = 16 tokens x 32 B, B = 8 x 64 B, C = 16 x 16 int32} = {0, 1, 2}
 // and {3, 4, 5}, so the tile work of block b + 1 overlaps the float epilogue of block b (tile
 // registers are not renamed); Q6_K halves: 6 = A (16 x 16 B), 7 = B (4 x 64 B), C in 2 and 5.
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {32, 64, 64, 32, 64, 64, 16, 64};
-  uint8_t rows[16] = {16, 8, 16, 16, 8, 16, 16, 4};
-};
+TileConfig MakeConfig() {
+  TileConfig c;
+  const uint16_t colsb[8] = {32, 64, 64, 32, 64, 64, 16, 64};
+  const uint8_t rows[8] = {16, 8, 16, 16, 8, 16, 16, 4};
+  for (int i = 0; i < 8; ++i) c.colsb[i] = colsb[i], c.rows[i] = rows[i];
+  return c;
+}
 
-// Tile configuration is per thread state; load it once per thread.
 void EnsureConfigured() {
-  static thread_local bool configured = false;
-  if (configured) return;
-  static const TileConfig cfg;
-  _tile_loadconfig(&cfg);
-  configured = true;
+  static const TileConfig cfg = MakeConfig();
+  UseTileConfig(&cfg);
 }
 
 // Block b's int32 sums (16 tokens x 16 rows) into c, with tile set {A, B, C}. (The tile

@@ -9,6 +9,7 @@
 
 #include <cstring>
 
+#include "kernels/cpu/avx512/unpack_avx512.h"
 #include "kernels/cpu/isa_kernels.h"
 
 namespace brisk::kern {
@@ -18,127 +19,6 @@ void AmxTile16(const IntArgs& a, int t0, int cls, int neg_field, size_t next_blo
 
 namespace {
 
-using namespace layout;
-
-struct Unpacked {
-  __m512i w[8];
-  __m512 s0, s1;
-};
-
-inline __m512 LoadH16(const uint8_t* p) {
-  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-}
-inline __m512i Load(const uint8_t* p) { return _mm512_loadu_si512(p); }
-inline __m512i Lo4(__m512i v) { return _mm512_and_si512(v, _mm512_set1_epi8(15)); }
-inline __m512i Hi4(__m512i v) {
-  return _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(15));
-}
-inline __m512 U8ToF(const uint8_t* p) {
-  return _mm512_cvtepi32_ps(
-      _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
-}
-inline __m512 I8ToF(const uint8_t* p) {
-  return _mm512_cvtepi32_ps(
-      _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
-}
-
-// Legacy nibbles: chunk k low -> operand k, high -> operand 4 + k.
-inline void Nib4(const uint8_t* p, Unpacked* u) {
-  for (int k = 0; k < 4; ++k) {
-    const __m512i v = Load(p + 64 * k);
-    u->w[k] = Lo4(v);
-    u->w[4 + k] = Hi4(v);
-  }
-}
-// Fifth bits: one 64-bit lane mask per operand, bit (4 row + byte) -> add 16 to that byte.
-inline void Fifth(const uint8_t* h, Unpacked* u) {
-  const __m512i sixteen = _mm512_set1_epi8(16);
-  for (int o = 0; o < 8; ++o) {
-    uint64_t m;
-    std::memcpy(&m, h + 8 * o, 8);
-    u->w[o] = _mm512_mask_add_epi8(u->w[o], _cvtu64_mask64(m), u->w[o], sixteen);
-  }
-}
-
-template <int Kind>
-inline void Unpack(const uint8_t* g, int64_t b, Unpacked* u) {
-  if constexpr (Kind == 0) {  // Q4_0
-    const uint8_t* p = g + b * kQ4_0Stride;
-    Nib4(p, u);
-    u->s0 = LoadH16(p + kQ4_0D);
-  } else if constexpr (Kind == 1) {  // Q4_1
-    const uint8_t* p = g + b * kQ4_1Stride;
-    Nib4(p, u);
-    u->s0 = LoadH16(p + kQ4_1D);
-    u->s1 = LoadH16(p + kQ4_1M);
-  } else if constexpr (Kind == 2) {  // Q5_0
-    const uint8_t* p = g + b * kQ5_0Stride;
-    Nib4(p, u);
-    Fifth(p + kQ5_0H, u);
-    u->s0 = LoadH16(p + kQ5_0D);
-  } else if constexpr (Kind == 3) {  // Q5_1
-    const uint8_t* p = g + b * kQ5_1Stride;
-    Nib4(p, u);
-    Fifth(p + kQ5_1H, u);
-    u->s0 = LoadH16(p + kQ5_1D);
-    u->s1 = LoadH16(p + kQ5_1M);
-  } else if constexpr (Kind == 4) {  // Q8_0
-    const uint8_t* p = g + b * kQ8_0Stride;
-    for (int o = 0; o < 8; ++o) u->w[o] = Load(p + 64 * o);
-    u->s0 = LoadH16(p + kQ8_0D);
-  } else if constexpr (Kind == 5 || Kind == 6) {  // Q4_K, Q5_K
-    constexpr bool q5 = Kind == 6;
-    const uint8_t* sb = g + (b / 8) * (q5 ? kQ5_KStride : kQ4_KStride);
-    const int j = int(b % 8);
-    const uint8_t* nib = sb + (j / 2) * 512;
-    if (j & 1) {
-      for (int k = 0; k < 8; ++k) u->w[k] = Hi4(Load(nib + 64 * k));
-    } else {
-      for (int k = 0; k < 8; ++k) u->w[k] = Lo4(Load(nib + 64 * k));
-    }
-    if constexpr (q5) Fifth(sb + kQ5_KH + 64 * j, u);
-    const __m512 d = LoadH16(sb + (q5 ? kQ5_KD : kQ4_KD));
-    const __m512 dmin = LoadH16(sb + (q5 ? kQ5_KDmin : kQ4_KDmin));
-    u->s0 = _mm512_mul_ps(d, U8ToF(sb + (q5 ? kQ5_KSc : kQ4_KSc) + 16 * j));
-    u->s1 = _mm512_xor_ps(_mm512_mul_ps(dmin, U8ToF(sb + (q5 ? kQ5_KM : kQ4_KM) + 16 * j)),
-                          _mm512_set1_ps(-0.0f));
-  } else {  // Q6_K
-    const uint8_t* sb = g + (b / 8) * kQ6_KStride;
-    const int j = int(b % 8), n = j / 4, p = j % 4;
-    const __m512i m30 = _mm512_set1_epi8(0x30);
-    for (int o = 0; o < 8; ++o) {
-      const __m512i ql = Load(sb + (n * 16 + o + 8 * (p & 1)) * 64);
-      const __m512i qh = Load(sb + kQ6_KQh + (n * 8 + o) * 64);
-      // Low nibble source; its bits 4-7 are discarded by the bit-select below.
-      const __m512i lo = (p >> 1) ? _mm512_srli_epi16(ql, 4) : ql;
-      __m512i hi;
-      switch (p) {  // move bits 2p..2p+1 of each byte to bits 4..5
-        case 0:
-          hi = _mm512_slli_epi16(qh, 4);
-          break;
-        case 1:
-          hi = _mm512_slli_epi16(qh, 2);
-          break;
-        case 2:
-          hi = qh;
-          break;
-        default:
-          hi = _mm512_srli_epi16(qh, 2);
-          break;
-      }
-      // (lo & 0x0F) | (hi & 0x30): select bits 0-3 from lo (0xE4 = C ? A : B, C = 0x0F).
-      u->w[o] =
-          _mm512_ternarylogic_epi32(lo, _mm512_and_si512(hi, m30), _mm512_set1_epi8(15), 0xE4);
-    }
-    const __m512 d = LoadH16(sb + kQ6_KD);
-    u->s0 = _mm512_mul_ps(d, I8ToF(sb + kQ6_KSc + 16 * (2 * j)));
-    u->s1 = _mm512_mul_ps(d, I8ToF(sb + kQ6_KSc + 16 * (2 * j + 1)));
-  }
-}
-
-constexpr int ClassOf(int kind) {  // 0 offset, 1 min, 2 Q6_K halves (scalar_kernels.cc)
-  return kind == 7 ? 2 : (kind == 1 || kind == 3 || kind == 5 || kind == 6) ? 1 : 0;
-}
 template <int Kind>
 inline int32_t NegOffset(const ActMeta& m) {
   return Kind == 0 ? m.neg8 : Kind == 2 ? m.neg16 : Kind == 4 ? m.neg128 : 0;
@@ -224,10 +104,6 @@ inline void Store(const IntArgs& a, int t, __m512 f) {
     _mm512_mask_storeu_ps(y, __mmask16((1u << a.valid_rows) - 1), f);
 }
 
-inline void PrefetchLines(const uint8_t* p, size_t bytes) {
-  for (size_t l = 0; l < bytes; l += 64)
-    _mm_prefetch(reinterpret_cast<const char*>(p + l), _MM_HINT_T0);
-}
 template <int Kind>
 inline void PrefetchBlock(const uint8_t* group, int64_t b) {
   PrefetchLines(group + b * kBlockBytes[Kind] + kPrefetchBytes, kBlockBytes[Kind]);
@@ -331,8 +207,9 @@ void Gemm(const IntArgs& a) {
 
 }  // namespace
 
-// Defined in misc_avx512.cc.
+// Defined in misc_avx512.cc and amx_bf16_avx512.cc.
 void FillAvx512Misc(IsaKernels* k);
+void FillAvx512Wide(IsaKernels* k);
 
 const IsaKernels& Avx512Kernels() {
   static const IsaKernels k = [] {
@@ -342,6 +219,7 @@ const IsaKernels& Avx512Kernels() {
     t.gemm[0] = Gemm<0>, t.gemm[1] = Gemm<1>, t.gemm[2] = Gemm<2>, t.gemm[3] = Gemm<3>;
     t.gemm[4] = Gemm<4>, t.gemm[5] = Gemm<5>, t.gemm[6] = Gemm<6>, t.gemm[7] = Gemm<7>;
     FillAvx512Misc(&t);
+    FillAvx512Wide(&t);
     t.gemm_min_tokens = 25;
     return t;
   }();
