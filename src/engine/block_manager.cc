@@ -96,6 +96,14 @@ void BlockManager::Unlink(List& l, int32_t b) {
 
 // ---- hashing and the key map ------------------------------------------------------------------
 
+namespace {
+// A chain's starting key and parent identity for a root. Root identities live above every
+// cache_id the counter hands out (it starts at 1 and never reaches 2^63), so a first block
+// registered under one root never equals one registered under another.
+uint64_t RootKey(uint32_t root) { return kRootKey ^ (uint64_t(root) * 0x9e3779b97f4a7c15ULL); }
+uint64_t RootId(uint32_t root) { return root == 0 ? 0 : (uint64_t(1) << 63) | root; }
+}  // namespace
+
 uint64_t BlockManager::HashBlock(uint64_t parent_key, std::span<const int32_t> tokens) const {
   // Multiply-xorshift per token, seeded with the parent key, then a full finalizer. Quality only
   // affects speed: every hit is verified against the stored tokens and parent identity.
@@ -179,14 +187,14 @@ int32_t BlockManager::TakeFreeBlock() {
 
 // ---- public API -------------------------------------------------------------------------------
 
-PrefixMatch BlockManager::FindCachedPrefix(std::span<const int32_t> tokens) {
+PrefixMatch BlockManager::FindCachedPrefix(std::span<const int32_t> tokens, uint32_t root) {
   PrefixMatch m;
   stats_.prefix_queries += int64_t(tokens.size());
   if (!enable_prefix_cache_ || tokens.empty()) return m;
   // The last token is never covered: its logits are what the request needs computed.
   const size_t max_blocks = (tokens.size() - 1) / size_t(block_size_);
-  uint64_t key = kRootKey;
-  uint64_t parent_cache_id = 0;
+  uint64_t key = RootKey(root);
+  uint64_t parent_cache_id = RootId(root);
   for (size_t i = 0; i < max_blocks; ++i) {
     const auto block_tokens = tokens.subspan(i * size_t(block_size_), size_t(block_size_));
     key = HashBlock(key, block_tokens);
@@ -216,7 +224,7 @@ int BlockManager::BlocksNeeded(SeqId id, int num_tokens, const PrefixMatch* matc
   return from_free + std::max(0, CeilDiv(num_tokens, block_size_) - have);
 }
 
-bool BlockManager::Allocate(SeqId id, int num_tokens, const PrefixMatch* match) {
+bool BlockManager::Allocate(SeqId id, int num_tokens, const PrefixMatch* match, uint32_t root) {
   BRISK_CHECK(num_tokens >= 0);
   auto it = seqs_.find(id);
   const bool is_new = it == seqs_.end();
@@ -241,6 +249,10 @@ bool BlockManager::Allocate(SeqId id, int num_tokens, const PrefixMatch* match) 
   if (BlocksNeeded(id, num_tokens, match) > num_free_blocks()) return false;
 
   Seq& seq = is_new ? seqs_[id] : it->second;
+  if (is_new) {
+    seq.root = root;
+    seq.parent_cache_id = RootId(root);
+  }
   if (match != nullptr) {
     // Matched blocks first: taking them out of the LRU before any eviction below protects them.
     seq.table.reserve(size_t(CeilDiv(std::max(num_tokens, match->num_tokens), block_size_)));
@@ -283,7 +295,7 @@ void BlockManager::CommitFullBlocks(SeqId id, std::span<const int32_t> tokens, i
       break;
     }
     const auto block_tokens = tokens.subspan(size_t(i) * size_t(block_size_), size_t(block_size_));
-    const uint64_t key = HashBlock(i == 0 ? kRootKey : seq.last_key, block_tokens);
+    const uint64_t key = HashBlock(i == 0 ? RootKey(seq.root) : seq.last_key, block_tokens);
     int32_t canonical = FindIdentical(key, seq.parent_cache_id, block_tokens);
     if (canonical < 0) {
       canonical = seq.table[size_t(i)];
@@ -344,7 +356,7 @@ void BlockManager::ResetPrefixCache() {
     seq.num_committed = 0;
     seq.last_key = 0;
     seq.parent = -1;
-    seq.parent_cache_id = 0;
+    seq.parent_cache_id = RootId(seq.root);
     seq.chain_broken = false;
   }
 }

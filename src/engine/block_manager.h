@@ -55,7 +55,10 @@ class BlockManager {
   // request must compute at least one token to get logits): at most (tokens.size() - 1) /
   // block_size blocks. Counts the query in stats (prefix_queries += tokens.size(), prefix_hits +=
   // num_tokens). Disabled cache => empty match (the query is still counted).
-  PrefixMatch FindCachedPrefix(std::span<const int32_t> tokens);
+  // root: the namespace the chain starts in (blocks registered under one root are never found
+  // under another, even on hash collisions). Sequences whose KV is computed differently for the
+  // same tokens (numerics classes, fast_forward.h) use different roots.
+  PrefixMatch FindCachedPrefix(std::span<const int32_t> tokens, uint32_t root = 0);
 
   // Makes sequence `id`'s block table cover positions [0, num_tokens) (a table already longer
   // stays as it is). On the sequence's first call pass the match from FindCachedPrefix: its blocks
@@ -65,7 +68,8 @@ class BlockManager {
   // Returns false and changes NOTHING if there are not enough free blocks (running out is a normal
   // outcome, not an error). A match whose blocks were evicted meanwhile is the caller's bug
   // (BRISK_CHECK): call FindCachedPrefix and Allocate with no allocation in between.
-  bool Allocate(SeqId id, int num_tokens, const PrefixMatch* match = nullptr);
+  // root (first call only): the namespace this sequence's blocks are registered under.
+  bool Allocate(SeqId id, int num_tokens, const PrefixMatch* match = nullptr, uint32_t root = 0);
 
   // How many free blocks Allocate(id, num_tokens, match) would take: new blocks plus matched
   // blocks that are currently free. Allocate succeeds iff this is <= num_free_blocks().
@@ -132,6 +136,7 @@ class BlockManager {
     int32_t parent = -1;
     uint64_t parent_cache_id = 0;
     bool chain_broken = false;  // the parent's identity died: nothing further is findable
+    uint32_t root = 0;          // namespace of the chain (FindCachedPrefix)
   };
 
   uint64_t HashBlock(uint64_t parent_key, std::span<const int32_t> tokens) const;

@@ -93,8 +93,7 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
       kv_(std::make_unique<KvStore>(model.config(), n_blocks, config.kv_block_size,
                                     config.kv_type)),
       blocks_(n_blocks, config.kv_block_size, config.prefix_caching),
-      scheduler_({config.max_num_seqs, config.max_num_batched_tokens, config.max_prefill_chunk,
-                  !WidePathAvailable()},
+      scheduler_({config.max_num_seqs, config.max_num_batched_tokens, config.max_prefill_chunk},
                  blocks_),
       max_num_seqs_(config.max_num_seqs),
       controller_({config.batch_policy, config.max_num_seqs, config.max_num_batched_tokens,
@@ -157,6 +156,8 @@ Result<uint64_t> Engine::Submit(GenerationRequest req) {
   a->stop = std::make_unique<StopMatcher>(req.stop);
   a->seq.tokens = req.prompt;
   a->seq.num_prompt = int(req.prompt.size());
+  a->seq.prefill_class =
+      WidePathAvailable() && a->seq.num_prompt >= std::max(1, config_.prefill_class_min_tokens);
   a->seq.priority = req.priority;
   a->req = std::move(req);
   uint64_t id;
@@ -373,11 +374,11 @@ bool Engine::Step() {
     batch_tokens_.insert(batch_tokens_.end(), c.seq->tokens.begin() + c.start,
                          c.seq->tokens.begin() + c.start + c.n);
     const std::span<const int32_t> table = blocks_.BlockTable(c.seq->id);
-    // Prompt tokens are the prefill numerics class (fast_forward.h), generated ones (also when
-    // recomputed after a preemption) the decode class.
+    // A prefill-class sequence's prompt tokens take that class (fast_forward.h); generated
+    // tokens (also when recomputed after a preemption) and short prompts the decode class.
     const int prompt_part = std::max(0, std::min(c.start + c.n, c.seq->num_prompt) - c.start);
-    runs_.push_back(
-        {KvBlocks{kv_.get(), table.data(), int(table.size())}, c.start, c.n, prompt_part});
+    runs_.push_back({KvBlocks{kv_.get(), table.data(), int(table.size())}, c.start, c.n,
+                     c.seq->prefill_class ? prompt_part : 0});
     prompt_tokens += prompt_part;
     if (c.sample) {
       logit_rows_.push_back(int32_t(batch_tokens_.size()) - 1);

@@ -61,9 +61,9 @@ struct GenerationRequest {
   int min_tokens = 0;       // EOG / stop tokens suppressed until this many were generated
   bool ignore_eos = false;  // never stop on EOG (benchmarks with fixed output lengths)
   std::vector<int32_t> stop_token_ids;
-  std::vector<std::string> stop;  // stop strings (excluded from the output)
-  int priority = 0;               // lower runs first
-  double timeout_s = 0;           // deadline after submission; 0 = none
+  std::vector<std::string> stop;                // stop strings (excluded from the output)
+  int priority = 0;                             // lower runs first
+  double timeout_s = 0;                         // deadline after submission; 0 = none
   std::shared_ptr<TokenConstraint> constraint;  // e.g. JSON output; null = none
   std::shared_ptr<RequestSink> sink;
 };

@@ -90,11 +90,12 @@ StepPlan Scheduler::Schedule() {
   while (plan.preempted.empty() && !waiting_.empty() && budget > 0 &&
          int(running_.size()) < config_.max_num_seqs) {
     SeqState* s = waiting_.front();
-    PrefixMatch match = blocks_.FindCachedPrefix(s->tokens);
+    const uint32_t root = s->prefill_class ? 1 : 0;  // SeqState::prefill_class
+    PrefixMatch match = blocks_.FindCachedPrefix(s->tokens, root);
     const int computed = match.num_tokens;
     const int remaining = int(s->tokens.size()) - computed;
     const int n = std::min({remaining, budget, remaining > 1 ? chunk_cap : 1});
-    if (!blocks_.Allocate(s->id, computed + n, &match)) break;
+    if (!blocks_.Allocate(s->id, computed + n, &match, root)) break;
     waiting_.pop_front();
     s->num_computed = computed;
     s->num_cached = computed;
@@ -112,9 +113,8 @@ void Scheduler::Commit(const StepPlan& plan) {
   for (const ScheduledChunk& c : plan.chunks) {
     BRISK_CHECK(c.seq->num_computed == c.start);
     c.seq->num_computed += c.n;
-    const int cacheable = config_.cache_generated_blocks
-                              ? c.seq->num_computed
-                              : std::min(c.seq->num_computed, c.seq->num_prompt);
+    const int cacheable = c.seq->prefill_class ? std::min(c.seq->num_computed, c.seq->num_prompt)
+                                               : c.seq->num_computed;
     blocks_.CommitFullBlocks(c.seq->id, c.seq->tokens, cacheable);
   }
 }

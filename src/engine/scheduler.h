@@ -22,11 +22,6 @@ struct SchedulerConfig {
   int max_num_seqs = 16;             // sequences per step
   int max_num_batched_tokens = 512;  // tokens per step (all sequences)
   int max_prefill_chunk = 0;         // tokens of one prompt per step; 0 = the whole budget
-  // Register blocks holding generated tokens in the prefix cache too. Off where prompt and
-  // generated tokens are computed in different numerics classes (fast_forward.h): a later prompt
-  // covering those tokens would compute them in the prompt class, so a hit would not reproduce
-  // a cold run bit for bit.
-  bool cache_generated_blocks = true;
 };
 
 struct SeqState {
@@ -39,6 +34,11 @@ struct SeqState {
   int num_cached = 0;    // of those, how many came from the prefix cache at the last admission
   int num_preemptions = 0;
   bool running = false;
+  // Its prompt tokens are computed in the prefill numerics class (fast_forward.h), its generated
+  // ones in the decode class. Such a sequence's blocks live under their own prefix-cache root and
+  // only its prompt blocks are registered: a later prompt covering its generated tokens would
+  // compute them in the prefill class, so a hit would not reproduce a cold run bit for bit.
+  bool prefill_class = false;
 };
 
 struct ScheduledChunk {

@@ -80,6 +80,7 @@ class EngineTest : public ::testing::Test {
   }
   std::unique_ptr<Engine> MakeEngine(EngineConfig c) {
     c.threads = 2;
+    c.prefill_class_min_tokens = prefill_min_;
     auto e = Engine::Create(*model_, tok_.get(), c);
     EXPECT_TRUE(e.ok()) << e.message();
     return e.ok() ? std::move(e).value() : nullptr;
@@ -111,11 +112,29 @@ class EngineTest : public ::testing::Test {
   }
   std::unique_ptr<Model> model_;
   std::unique_ptr<Tokenizer> tok_;
+  int prefill_min_ = EngineConfig{}.prefill_class_min_tokens;
 };
+
+// The end-to-end properties below, once with the default prefill-class threshold (these short
+// prompts stay in the decode class) and once with every prompt in the prefill class (where the
+// CPU has one: prompt and generated tokens then differ in numerics, recomputes mix both).
+class EngineClassTest : public EngineTest, public ::testing::WithParamInterface<int> {
+ protected:
+  void SetUp() override {
+    EngineTest::SetUp();
+    prefill_min_ = GetParam();
+  }
+};
+INSTANTIATE_TEST_SUITE_P(PrefillClass, EngineClassTest,
+                         ::testing::Values(EngineConfig{}.prefill_class_min_tokens, 1),
+                         [](const auto& info) {
+                           return info.param == 1 ? std::string("AllPrompts")
+                                                  : std::string("LongPromptsOnly");
+                         });
 
 bool Small() { return std::getenv("BRISK_TEST_SMALL") != nullptr; }
 
-TEST_F(EngineTest, ConcurrentRequestsEqualTheirSoloOutput) {
+TEST_P(EngineClassTest, ConcurrentRequestsEqualTheirSoloOutput) {
   const int n = Small() ? 8 : 32;
   std::vector<GenerationRequest> reqs;
   for (int i = 0; i < n; ++i) {
@@ -145,7 +164,7 @@ TEST_F(EngineTest, ConcurrentRequestsEqualTheirSoloOutput) {
   EXPECT_EQ(st.finished, n);
 }
 
-TEST_F(EngineTest, PreemptedRequestsResumeWithIdenticalTokens) {
+TEST_P(EngineClassTest, PreemptedRequestsResumeWithIdenticalTokens) {
   std::vector<GenerationRequest> reqs;
   for (int i = 0; i < 6; ++i) reqs.push_back(Greedy(Prompt(16 + i, 50 + i), 40, nullptr));
   const auto solo = Solo(reqs);
@@ -174,7 +193,7 @@ TEST_F(EngineTest, PreemptedRequestsResumeWithIdenticalTokens) {
   EXPECT_EQ(e->Stats().kv_blocks_free, e->Stats().kv_blocks_total);
 }
 
-TEST_F(EngineTest, PrefixCacheHitSkipsCachedTokensAndMatchesColdRun) {
+TEST_P(EngineClassTest, PrefixCacheHitSkipsCachedTokensAndMatchesColdRun) {
   EngineConfig cold_cfg;
   cold_cfg.prefix_caching = false;
   const auto prompt = Prompt(40, 9);

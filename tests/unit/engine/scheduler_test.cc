@@ -230,21 +230,24 @@ TEST(Scheduler, ReadmittedSequenceRecomputesEverythingWithoutPrefixCache) {
   EXPECT_EQ(z->num_cached, 0);
 }
 
-// Where prompt and generated tokens are computed in different numerics classes, blocks holding
-// generated tokens must not be found by a later prompt (it would compute them as prompt tokens):
-// only the prompt's full blocks are registered. With the flag on, the generated block is found.
-TEST(Scheduler, GeneratedBlocksAreCachedOnlyWhenAllowed) {
-  for (bool cache_generated : {false, true}) {
-    SCOPED_TRACE(cache_generated ? "generated blocks cached" : "prompt blocks only");
+// A prefill-class sequence (prompt and generated tokens in different numerics classes) registers
+// only its prompt blocks, under its own root: a later prompt covering its generated tokens must
+// not find them, and a decode-class query must not find its prompt blocks. A decode-class
+// sequence registers its generated blocks too.
+TEST(Scheduler, PrefillClassSequencesCacheOnlyTheirPromptUnderTheirOwnRoot) {
+  for (bool prefill_class : {false, true}) {
+    SCOPED_TRACE(prefill_class ? "prefill class" : "decode class");
     BlockManager bm(8, 4, /*enable_prefix_cache=*/true);
-    Scheduler sched({8, 64, 0, cache_generated}, bm);
+    Scheduler sched({8, 64, 0}, bm);
     auto a = MakeSeq(1, 0, 0, Range(10, 4));  // one full prompt block
+    a->prefill_class = prefill_class;
     sched.Add(a.get());
     for (int step = 0; step < 5; ++step) RunPlan(sched, sched.Schedule(), 50 + step);
     ASSERT_GE(a->num_computed, 8);  // prompt block + a block of generated tokens computed
     Tokens query(a->tokens.begin(), a->tokens.begin() + 9);
-    const PrefixMatch m = bm.FindCachedPrefix(query);
-    EXPECT_EQ(m.num_tokens, cache_generated ? 8 : 4);
+    const uint32_t own = prefill_class ? 1 : 0, other = prefill_class ? 0 : 1;
+    EXPECT_EQ(bm.FindCachedPrefix(query, own).num_tokens, prefill_class ? 4 : 8);
+    EXPECT_EQ(bm.FindCachedPrefix(query, other).num_tokens, 0);
   }
 }
 

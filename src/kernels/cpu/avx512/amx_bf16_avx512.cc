@@ -145,18 +145,40 @@ void WideGemm(const WideArgs& a) {
       _tile_dpbf16ps(2, 4, 7);
       _tile_dpbf16ps(3, 5, 7);
     }
-    _tile_stored(0, c, 64);
-    StoreTile(a, c, t0, 0);
+    // Full tiles go straight to y (one tile store); partial ones through c.
+    const bool full0 = t0 + 16 <= a.n_tokens, full1 = t0 + 32 <= a.n_tokens;
+    const bool rows0 = a.valid_rows >= 16, rows1 = a.valid_rows >= 32;
+    float* y0 = a.y + t0 * a.ldy;
+    float* y1 = y0 + 16 * a.ldy;
+    const int64_t ys = a.ldy * 4;
+    if (full0 && rows0) {
+      _tile_stored(0, y0, ys);
+    } else {
+      _tile_stored(0, c, 64);
+      StoreTile(a, c, t0, 0);
+    }
     if (t0 + 16 < a.n_tokens) {
-      _tile_stored(1, c, 64);
-      StoreTile(a, c, t0 + 16, 0);
+      if (full1 && rows0) {
+        _tile_stored(1, y1, ys);
+      } else {
+        _tile_stored(1, c, 64);
+        StoreTile(a, c, t0 + 16, 0);
+      }
     }
     if (g2) {
-      _tile_stored(2, c, 64);
-      StoreTile(a, c, t0, 1);
+      if (full0 && rows1) {
+        _tile_stored(2, y0 + 16, ys);
+      } else {
+        _tile_stored(2, c, 64);
+        StoreTile(a, c, t0, 1);
+      }
       if (t0 + 16 < a.n_tokens) {
-        _tile_stored(3, c, 64);
-        StoreTile(a, c, t0 + 16, 1);
+        if (full1 && rows1) {
+          _tile_stored(3, y1 + 16, ys);
+        } else {
+          _tile_stored(3, c, 64);
+          StoreTile(a, c, t0 + 16, 1);
+        }
       }
     }
   }
