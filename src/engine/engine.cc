@@ -122,6 +122,16 @@ Engine::~Engine() {
     if (!a->finished) Finish(*a, FinishReason::kCancelled, "engine shut down");
 }
 
+bool Engine::PrefillClassFor(int num_prompt) const {
+  // The bf16 path's fixed cost (every weight dequantised once per step) is repaid only by enough
+  // prompt tokens per step: long prompts, and a step budget that lets them in. Both are fixed for
+  // the request, so its class never depends on what it is batched with.
+  const int min_tokens = std::max(1, config_.prefill_class_min_tokens);
+  int chunk = config_.max_num_batched_tokens;
+  if (config_.max_prefill_chunk > 0) chunk = std::min(chunk, config_.max_prefill_chunk);
+  return WidePathAvailable() && num_prompt >= min_tokens && chunk >= min_tokens;
+}
+
 Result<uint64_t> Engine::Submit(GenerationRequest req) {
   const int V = fwd_->config().n_vocab;
   if (!req.sink) return Status::Error("request has no sink");
@@ -156,8 +166,7 @@ Result<uint64_t> Engine::Submit(GenerationRequest req) {
   a->stop = std::make_unique<StopMatcher>(req.stop);
   a->seq.tokens = req.prompt;
   a->seq.num_prompt = int(req.prompt.size());
-  a->seq.prefill_class =
-      WidePathAvailable() && a->seq.num_prompt >= std::max(1, config_.prefill_class_min_tokens);
+  a->seq.prefill_class = PrefillClassFor(a->seq.num_prompt);
   a->seq.priority = req.priority;
   a->req = std::move(req);
   uint64_t id;

@@ -105,7 +105,8 @@ class Engine {
   struct Active;
   Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfig& config, int n_blocks);
   void Loop();
-  bool Step();  // false when nothing could be scheduled
+  bool Step();                                 // false when nothing could be scheduled
+  bool PrefillClassFor(int num_prompt) const;  // SeqState::prefill_class of a new request
   void TakeInbox();
   void Finish(Active& a, FinishReason reason, const std::string& message = {},
               const std::string& stop = {});
