@@ -186,9 +186,10 @@ int WideChunkTokens(int64_t cols) {
   return int(std::max<int64_t>(t, 32));
 }
 
-// Tokens [t0, t1) of the call (the wide ones) on the bf16 path: each thread takes its
-// byte-balanced contiguous range of groups (PlanClaims' starts) and walks it once per token
-// chunk. Float and raw segments compute those tokens with their usual kernels.
+// Tokens [t0, t1) of the call (the wide ones) on the bf16 path, one parallel region per token
+// chunk: the threads claim pairs of groups (the kernel's 2 x 2 tile blocking) from their
+// byte-balanced ranges and steal from each other's (GroupClaims). Float and raw segments compute
+// those tokens with their usual kernels.
 void MatmulWide(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int t0, int t1,
                 float* y, int64_t ldy, MatmulWorkspace& ws, Isa isa) {
   BRISK_CHECK_MSG(in.xb && in.xb->max_cols() >= w.cols && in.xb->capacity() >= t1 - t0,
@@ -198,32 +199,25 @@ void MatmulWide(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in,
   if (w.uses_f32()) BRISK_CHECK_MSG(in.x && in.ldx >= w.cols, "fp32 activations missing");
   if (t1 <= t0 || w.rows == 0) return;
   const kern::IsaKernels& k = kern::KernelsFor(isa);
-  PlanClaims(w, pool.size(), ws.claims());
-  const int64_t* starts = ws.claims().starts();
   const int chunk = WideChunkTokens(w.cols);
   Job j{&w, &in, t1, y, ldy, &ws, &k, false};
-  pool.Run([&](int t, int) {
-    const int64_t a = starts[t], b = starts[t + 1];
-    if (a >= b) return;
-    uint8_t* scratch = ws.thread_scratch(t);
-    kern::WideArgs wa;
-    wa.cols = w.cols;
-    wa.ldy = ldy;
-    wa.scratch = ws.thread_wide_scratch(t);
-    for (int c0 = t0; c0 < t1; c0 += chunk) {
-      const int c1 = std::min(t1, c0 + chunk);
-      int64_t base = 0;
-      for (const PackedSegment& s : w.segments) {
-        const int64_t n = s.n_groups();
-        const int64_t g0 = std::max<int64_t>(a - base, 0), g1 = std::min<int64_t>(b - base, n);
-        base += n;
-        if (g1 <= g0) continue;
+  for (int c0 = t0; c0 < t1; c0 += chunk) {
+    const int c1 = std::min(t1, c0 + chunk);
+    PlanClaims(w, pool.size(), ws.claims());
+    ws.claims().Reset(2);
+    pool.Run([&](int t, int) {
+      uint8_t* scratch = ws.thread_scratch(t);
+      kern::WideArgs wa;
+      wa.cols = w.cols;
+      wa.ldy = ldy;
+      wa.scratch = ws.thread_wide_scratch(t);
+      wa.xb = in.xb->data() + int64_t(c0 - t0) / 16 * (w.cols / 32) * 512;
+      wa.n_tokens = c1 - c0;
+      ForClaimedGroups(w, ws.claims(), t, [&](const PackedSegment& s, int64_t g0, int64_t g1) {
         if (!UsesQ8Acts(s.kind)) {
           RunGroups(j, s, g0, g1, c0, c1, y, ldy, s.row0, scratch);
-          continue;
+          return;
         }
-        wa.xb = in.xb->data() + int64_t(c0 - t0) / 16 * (w.cols / 32) * 512;
-        wa.n_tokens = c1 - c0;
         wa.group_bytes = s.group_bytes;
         for (int64_t g = g0; g < g1; g += 2) {  // pairs of groups (WideArgs)
           wa.group = s.data + size_t(g) * s.group_bytes;
@@ -232,9 +226,9 @@ void MatmulWide(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in,
           wa.valid_rows = int(std::min<int64_t>(kGroupRows * wa.n_groups, s.rows - g * kGroupRows));
           k.wide[int(s.kind)](wa);
         }
-      }
-    }
-  });
+      });
+    });
+  }
 }
 
 void CheckInputs(const PackedWeights& w, const MatmulInput& in, int n_tokens,

@@ -117,14 +117,14 @@ inline void StoreTile(const WideArgs& a, const float* c, int t0, int g) {
 }
 
 // 2 token tiles x 2 groups per pass: each A and B tile load feeds two products (with one of each
-// per product the loads, not the products, set the pace). A single group reuses B tile 6.
+// per product the loads, not the products, set the pace); a single group, 2 x 1.
 template <int Kind>
 void WideGemm(const WideArgs& a) {
   const int64_t nb = a.cols / 32;
   const bool g2 = a.n_groups == 2;
   DequantGroup<Kind>(a.group, a.cols, a.scratch);
   if (g2) DequantGroup<Kind>(a.group + a.group_bytes, a.cols, a.scratch + nb * 512);
-  const uint16_t* b1 = a.scratch + (g2 ? nb * 512 : 0);
+  const uint16_t* b1 = a.scratch + nb * 512;
   UseTileConfig(&WideConfig());
   alignas(64) float c[256];
   // Tiles past n_tokens read (readable) padding.
@@ -135,15 +135,25 @@ void WideGemm(const WideArgs& a) {
     _tile_zero(1);
     _tile_zero(2);
     _tile_zero(3);
-    for (int64_t b = 0; b < nb; ++b) {
-      _tile_loadd(4, x0 + b * 512, 64);
-      _tile_loadd(6, a.scratch + b * 512, 64);
-      _tile_dpbf16ps(0, 4, 6);
-      _tile_loadd(5, x1 + b * 512, 64);
-      _tile_dpbf16ps(1, 5, 6);
-      _tile_loadd(7, b1 + b * 512, 64);
-      _tile_dpbf16ps(2, 4, 7);
-      _tile_dpbf16ps(3, 5, 7);
+    if (g2) {
+      for (int64_t b = 0; b < nb; ++b) {
+        _tile_loadd(4, x0 + b * 512, 64);
+        _tile_loadd(6, a.scratch + b * 512, 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_loadd(5, x1 + b * 512, 64);
+        _tile_dpbf16ps(1, 5, 6);
+        _tile_loadd(7, b1 + b * 512, 64);
+        _tile_dpbf16ps(2, 4, 7);
+        _tile_dpbf16ps(3, 5, 7);
+      }
+    } else {
+      for (int64_t b = 0; b < nb; ++b) {
+        _tile_loadd(4, x0 + b * 512, 64);
+        _tile_loadd(6, a.scratch + b * 512, 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_loadd(5, x1 + b * 512, 64);
+        _tile_dpbf16ps(1, 5, 6);
+      }
     }
     // Full tiles go straight to y (one tile store); partial ones through c.
     const bool full0 = t0 + 16 <= a.n_tokens, full1 = t0 + 32 <= a.n_tokens;
