@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "formats/file_type.h"
+#include "kernels/cpu/matmul.h"
 #include "model/fast_forward.h"
 #include "model/synth.h"
 #include "runtime/cpu_features.h"
@@ -59,6 +60,8 @@ Result<RawBenchReport> RunRawBench(const RawBenchOptions& o) {
   RawBenchReport rep;
   rep.cpu = DescribeCpu();
   rep.isa = std::string(IsaName(ActiveIsa()));
+  // pp runs its prompt in the prefill numerics class (matmul.h): say which path that is here.
+  rep.prefill_path = WidePathAvailable() ? "bf16 AMX (prefill class)" : "int8";
   rep.model = o.model;
   if (model->gguf())
     if (auto ft = model->gguf()->GetUInt("general.file_type"); ft.ok())
@@ -164,12 +167,13 @@ std::string RawBenchReport::ToTable() const {
   std::string s;
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "brisk %s | %s | ISA %s | %d threads\nmodel %s (%s), %.1f MB of packed weights\n"
+                "brisk %s | %s | ISA %s | %d threads | prefill matmuls %s\n"
+                "model %s (%s), %.1f MB of packed weights\n"
                 "load (mmap + repack) %.2f s, peak RSS after load %.0f MB\n"
                 "measured: read bandwidth %.1f GB/s, int8 peak %.0f GOPS (%s)\n\n",
-                BRISK_VERSION, cpu.c_str(), isa.c_str(), threads, model.c_str(), file_type.c_str(),
-                weight_mb, load_s, peak_rss_mb, bandwidth_gb_s, int8_peak_gops,
-                peak_instruction.c_str());
+                BRISK_VERSION, cpu.c_str(), isa.c_str(), threads, prefill_path.c_str(),
+                model.c_str(), file_type.c_str(), weight_mb, load_s, peak_rss_mb, bandwidth_gb_s,
+                int8_peak_gops, peak_instruction.c_str());
   s += buf;
   if (synthetic) s += std::string(kSyntheticNotice) + "\n\n";
   s += "| test          |     tok/s |   GB/s | % roofline |   GOPS | % int8 peak |\n";
@@ -189,6 +193,7 @@ std::string RawBenchReport::ToJson() const {
   j["brisk_version"] = BRISK_VERSION;
   j["cpu"] = cpu;
   j["isa"] = isa;
+  j["prefill_path"] = prefill_path;
   j["threads"] = threads;
   j["model"] = model;
   j["file_type"] = file_type;

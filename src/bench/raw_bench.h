@@ -32,7 +32,8 @@ struct RawBenchRow {
 
 struct RawBenchReport {
   std::string cpu, isa, model, file_type;
-  bool synthetic = false;  // random weights: speed is real, text would be noise
+  std::string prefill_path;  // how pp computes its prompt: "bf16 AMX (prefill class)" or "int8"
+  bool synthetic = false;    // random weights: speed is real, text would be noise
   int threads = 0;
   double bandwidth_gb_s = 0, int8_peak_gops = 0;
   std::string peak_instruction;
