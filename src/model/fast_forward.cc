@@ -81,7 +81,8 @@ FastForward::FastForward(const Model& model, ThreadPool& pool, int max_batch_tok
       q_embd_(max_tokens_, c_.n_embd),
       q_attn_(max_tokens_, c_.q_dim()),
       q_ff_(max_tokens_, c_.n_ff),
-      xb_(max_tokens_, std::max({int64_t(c_.n_embd), int64_t(c_.n_ff), int64_t(c_.q_dim())})) {
+      xb_(max_tokens_, std::max({int64_t(c_.n_embd), int64_t(c_.n_ff), int64_t(c_.q_dim())})),
+      xff_(max_tokens_, c_.n_ff) {
   BRISK_CHECK(c_.group_size() <= 16);  // Attention keeps one inverse sum per head of a group
   const ModelWeights& w = model.weights();
   for (const LayerWeights& L : w.layers) {
@@ -288,21 +289,32 @@ void FastForward::Layer(int l, int n, std::span<const SeqRun> runs) {
          &P.gate_up);
   for (size_t i = 0; i < size_t(n) * d; ++i) x_[i] += tmp_[i];
 
-  // Feed-forward block: norm + quantise, fused gate/up, SiLU * up, down.
+  // Feed-forward block: norm + quantise, fused gate/up, SiLU * up, down. Wide tokens go through
+  // the fused gate/up + SwiGLU kernel straight into the down projection's bf16 input (the 20 MB of
+  // gate/up floats of a 512-token prefill never reach memory) unless down needs fp32 rows.
   NormParallel(n, P.ffn_norm);
-  Matmul(pool_, P.gate_up, Input(q_embd_.view(), xn_.data(), d, d), n, gu_.data(), 2 * ff, ws_, isa,
-         &P.down);
-  pool_.ParallelFor(n, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
+  const bool glu = n_wide_ > 0 && GluWideSupported(P.gate_up, isa) && !P.down.uses_f32();
+  const int n_plain = glu ? n - n_wide_ : n;  // tokens whose gate/up go through gu_ and ff_
+  MatmulInput gin = Input(q_embd_.view(), xn_.data(), d, d);
+  if (glu) {
+    gin.n_wide = 0;
+    Matmul(pool_, P.gate_up, gin, n_plain, gu_.data(), 2 * ff, ws_, isa);
+    MatmulGluWide(pool_, P.gate_up, xb_, n_wide_, &xff_, ws_, isa);
+  } else {
+    Matmul(pool_, P.gate_up, gin, n, gu_.data(), 2 * ff, ws_, isa, &P.down);
+  }
+  pool_.ParallelFor(n_plain, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
     for (int64_t t = t0; t < t1; ++t) {
       const float* g = &gu_[size_t(t) * 2 * ff];
       SiluMul(g, g + ff, ff, &ff_[size_t(t) * ff]);
     }
   });
   QuantizeParallel(ff_.data(), ff, n, q_ff_.view());
+  MatmulInput din{&q_ff_.view(), ff_.data(), ff, &xff_, n_wide_};
+  if (!glu) din = Input(q_ff_.view(), ff_.data(), ff, ff);
   // The next matmul after this layer's down projection: the next layer's QKV or the lm_head.
   const PackedWeights* after_down = l + 1 < c_.n_layer ? &layers_[l + 1].qkv : &output_;
-  Matmul(pool_, P.down, Input(q_ff_.view(), ff_.data(), ff, ff), n, tmp_.data(), d, ws_, isa,
-         after_down);
+  Matmul(pool_, P.down, din, n, tmp_.data(), d, ws_, isa, after_down);
   for (size_t i = 0; i < size_t(n) * d; ++i) x_[i] += tmp_[i];
 }
 

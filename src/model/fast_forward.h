@@ -95,6 +95,7 @@ class FastForward {
   // Activations for up to max_tokens_ tokens.
   HugeVector<float> x_, xn_, qkv_, att_, gu_, ff_, tmp_;
   Bf16Acts xb_;     // the wide tokens' bf16 rows of the current matmul input
+  Bf16Acts xff_;    // the wide tokens' SwiGLU output (down's input) from MatmulGluWide
   int n_wide_ = 0;  // wide tokens of the current batch (the last ones; 0 without the path)
   std::vector<int32_t> ord_tokens_, ord_rows_, ord_index_;  // OrderByClass (reserved)
   std::vector<SeqRun> ord_runs_;

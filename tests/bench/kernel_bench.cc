@@ -23,6 +23,7 @@
 #include "kernels/cpu/packed.h"
 #include "quant/types.h"
 #include "runtime/cpu_features.h"
+#include "runtime/huge_page_allocator.h"
 #include "runtime/machine_probe.h"
 #include "util/fp16.h"
 
@@ -104,7 +105,7 @@ int GemmTable(ThreadPool& pool, const std::string& types_arg, const std::vector<
   std::mt19937 rng(1);
   std::normal_distribution<float> nd;
   for (auto& v : x) v = nd(rng);
-  std::vector<float> y(size_t(max_tokens) * 9728);
+  HugeVector<float> y(size_t(max_tokens) * 9728);  // like FastForward's outputs (huge pages)
   MatmulWorkspace ws(kMaxCols, pool.size());
   Q8ActsBuffer qb(max_tokens, kMaxCols);
   const bool wide = WidePathAvailable();

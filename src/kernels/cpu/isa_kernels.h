@@ -57,6 +57,25 @@ struct WideArgs {
   uint16_t* scratch;  // room for 2 * cols * 16 bf16 (kWideScratchBytesPerCol per column)
 };
 using WideKernelFn = void (*)(const WideArgs&);
+
+// Fused gate/up + SwiGLU on the wide path: one gate group and the matching up group (same rows),
+// then silu(gate) * up of each token written as bf16 into the down projection's A-tile order
+// (out: token t's values for output columns [col0, col0 + 16) of out_cols). Same bits as the
+// wide matmul into fp32, silu_mul, then the bf16 conversion.
+struct WideGluArgs {
+  const uint8_t* gate;
+  const uint8_t* up;
+  int64_t cols;
+  const uint16_t* xb;  // as WideArgs::xb
+  int n_tokens;
+  uint16_t* out;  // A-tile order for out_cols columns (acts.h, Bf16Acts), tile 0 = token 0
+  int64_t out_cols;
+  int64_t col0;  // a multiple of 16
+  int valid_rows;
+  uint16_t* scratch;  // room for 2 * cols * 16 bf16
+  void (*silu_mul)(const float* g, const float* u, int64_t n, float* out);
+};
+using WideGluFn = void (*)(const WideGluArgs&);
 inline constexpr size_t kWideScratchBytesPerCol = 2 * 16 * 2;
 
 // Float-weight kernels: n_groups consecutive groups (group_bytes apart) x n_tokens tokens.
@@ -92,6 +111,7 @@ struct IsaKernels {
   // Prefill path (null: the tier has none; used only where AmxBf16Enabled()) and its bf16
   // conversion (round to nearest even): values [32 b, 32 b + 32) of x go to out + b * stride.
   WideKernelFn wide[8] = {};
+  WideGluFn wide_glu[8] = {};
   void (*to_bf16)(const float* x, int64_t n, uint16_t* out, int64_t stride) = nullptr;
 };
 

@@ -277,6 +277,57 @@ bool WidePathAvailable(Isa isa) {
   return isa == Isa::kAvx512 && AmxBf16Enabled() && kern::KernelsFor(isa).wide[0] != nullptr;
 }
 
+bool GluWideSupported(const PackedWeights& w, Isa isa) {
+  if (!WidePathAvailable(isa) || w.segments.size() != 2) return false;
+  const PackedSegment &g = w.segments[0], &u = w.segments[1];
+  return UsesQ8Acts(g.kind) && g.kind == u.kind && g.rows == u.rows && g.rows % 32 == 0 &&
+         g.group_bytes == u.group_bytes && kern::KernelsFor(isa).wide_glu[int(g.kind)] != nullptr;
+}
+
+void MatmulGluWide(ThreadPool& pool, const PackedWeights& w, const Bf16Acts& xb, int n_wide,
+                   Bf16Acts* out, MatmulWorkspace& ws, Isa isa) {
+  BRISK_CHECK(GluWideSupported(w, isa));
+  const PackedSegment &gate = w.segments[0], &up = w.segments[1];
+  BRISK_CHECK_MSG(xb.max_cols() >= w.cols && xb.capacity() >= n_wide, "bf16 input too small");
+  BRISK_CHECK_MSG(out && out->max_cols() >= gate.rows && out->capacity() >= n_wide,
+                  "bf16 output too small");
+  BRISK_CHECK_MSG(ws.max_cols() >= w.cols && ws.n_threads() >= pool.size(),
+                  "matmul workspace planned too small");
+  if (n_wide <= 0) return;
+  const kern::IsaKernels& k = kern::KernelsFor(isa);
+  const int chunk = WideChunkTokens(w.cols);
+  const int64_t groups = gate.n_groups();
+  for (int c0 = 0; c0 < n_wide; c0 += chunk) {
+    const int c1 = std::min(n_wide, c0 + chunk);
+    // Threads start on equal contiguous ranges of gate groups (each with its up group) and
+    // steal one group at a time.
+    GroupClaims& claims = ws.claims();
+    const int n = pool.size();
+    for (int t = 0; t <= claims.n_threads(); ++t)
+      claims.starts()[t] = groups * std::min(t, n) / n;
+    claims.Reset(1);
+    pool.Run([&](int t, int) {
+      kern::WideGluArgs a;
+      a.cols = w.cols;
+      a.xb = xb.data() + int64_t(c0) / 16 * (w.cols / 32) * 512;
+      a.n_tokens = c1 - c0;
+      a.out = out->data() + int64_t(c0) / 16 * (gate.rows / 32) * 512;
+      a.out_cols = gate.rows;
+      a.scratch = ws.thread_wide_scratch(t);
+      a.silu_mul = k.silu_mul;
+      int64_t g0, g1;
+      while (claims.Next(t, &g0, &g1))
+        for (int64_t g = g0; g < g1; ++g) {
+          a.gate = gate.data + size_t(g) * gate.group_bytes;
+          a.up = up.data + size_t(g) * up.group_bytes;
+          a.col0 = g * kGroupRows;
+          a.valid_rows = int(std::min<int64_t>(kGroupRows, gate.rows - g * kGroupRows));
+          k.wide_glu[int(gate.kind)](a);
+        }
+    });
+  }
+}
+
 void Matmul(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int n_tokens, float* y,
             int64_t ldy, MatmulWorkspace& ws, Isa isa, const PackedWeights* next) {
   BRISK_CHECK(in.n_wide >= 0 && in.n_wide <= n_tokens);

@@ -82,6 +82,14 @@ void MatmulArgmax(ThreadPool& pool, const PackedWeights& w, const MatmulInput& i
 int GemmMinTokens(Isa isa = ActiveIsa());
 // True where wide tokens take the bf16 path (avx512 tier with AMX-BF16 enabled).
 bool WidePathAvailable(Isa isa = ActiveIsa());
+
+// The fused feed-forward entry of the wide path: w = [gate; up] (two integer segments of the same
+// kind and rows, as PackWeightsConcat builds them), xb the n_wide tokens' bf16 rows; writes
+// silu(gate) * up of each token as bf16 into out, in the tile order for w.rows / 2 columns (the
+// down projection's wide input). Same bits as Matmul (wide) + SiluMul + ToBf16Tiles.
+bool GluWideSupported(const PackedWeights& w, Isa isa = ActiveIsa());
+void MatmulGluWide(ThreadPool& pool, const PackedWeights& w, const Bf16Acts& xb, int n_wide,
+                   Bf16Acts* out, MatmulWorkspace& ws, Isa isa = ActiveIsa());
 int GemmMinTokensOverride();
 void SetGemmMinTokensForTesting(int n);
 

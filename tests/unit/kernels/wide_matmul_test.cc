@@ -4,6 +4,8 @@
 // contract: a token's result never depends on the other tokens of the call.
 #include <algorithm>
 
+#include "kernels/cpu/elementwise.h"
+
 #include "kernel_test_util.h"
 
 namespace brisk::test {
@@ -129,6 +131,37 @@ TEST_P(WideTypes, MatchesBf16ReferenceAndKeepsTheClassContract) {
 
 INSTANTIATE_TEST_SUITE_P(IntTypes, WideTypes, ::testing::ValuesIn(kIntTypes),
                          [](const auto& info) { return std::string(TypeName(info.param)); });
+
+// The fused gate/up + SwiGLU entry gives the same bf16 bits as the wide matmul into fp32, then
+// SiluMul, then the bf16 conversion, for every token (ragged token counts) and column.
+TEST_P(WideTypes, FusedGluEqualsMatmulThenSiluThenBf16) {
+  if (!WidePathAvailable(Isa::kAvx512)) GTEST_SKIP() << "no AMX-BF16 on this CPU";
+  ThreadPool pool(2);
+  const GgmlType type = GetParam();
+  const int64_t cols = GetTypeTraits(type).block_size == 256 ? 512 : 896, rows = 96;
+  for (int n : {1, 37, 70}) {
+    SCOPED_TRACE("tokens " + std::to_string(n));
+    const auto wg = RandomWeights(type, rows, cols, 31 + n), wu = RandomWeights(type, rows, cols, 57);
+    const PackedWeights pw =
+        PackWeightsConcat({{type, wg.data(), rows}, {type, wu.data(), rows}}, cols, &pool);
+    ASSERT_TRUE(GluWideSupported(pw, Isa::kAvx512));
+    std::vector<float> x = RandomActs(n, cols, 5 + n);
+    for (float& v : x) v *= 4.0f;  // gate values well into both tails of the SiLU
+    const std::vector<float> y = RunCall(pool, {&pw, &x, n, n});
+    std::vector<float> h(size_t(n) * rows);
+    for (int t = 0; t < n; ++t)
+      SiluMul(&y[size_t(t) * 2 * rows], &y[size_t(t) * 2 * rows + rows], rows, &h[size_t(t) * rows],
+              Isa::kAvx512);
+    Bf16Acts want(n, rows), got(n, rows), xb(n, cols);
+    ToBf16Tiles(h.data(), rows, n, rows, &want, 0, Isa::kAvx512);
+    ToBf16Tiles(x.data(), cols, n, cols, &xb, 0, Isa::kAvx512);
+    MatmulWorkspace ws(cols, pool.size());
+    MatmulGluWide(pool, pw, xb, n, &got, ws, Isa::kAvx512);
+    const size_t values = size_t((n + 15) / 16) * 16 * rows;  // whole tiles (padding rows: 0)
+    for (size_t i = 0; i < values; ++i)
+      ASSERT_EQ(got.data()[i], want.data()[i]) << "value " << i << " (tile order)";
+  }
+}
 
 TEST(Bf16Rows, RoundToNearestEvenOnEveryIsa) {
   const float v[] = {1.0f,
