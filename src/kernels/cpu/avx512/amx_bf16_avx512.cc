@@ -106,6 +106,36 @@ void DequantGroup(const uint8_t* group, int64_t cols, uint16_t* scratch) {
   }
 }
 
+// C tiles 0-3 = the products over all nb blocks of token tiles x0, x1 (A-tile order) with the
+// B tiles of one group at b0 (C 0, 1) and, unless b1 is null, another at b1 (C 2, 3).
+inline void TileProducts(const uint16_t* x0, const uint16_t* x1, const uint16_t* b0,
+                         const uint16_t* b1, int64_t nb) {
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  if (b1) {
+    for (int64_t b = 0; b < nb; ++b) {
+      _tile_loadd(4, x0 + b * 512, 64);
+      _tile_loadd(6, b0 + b * 512, 64);
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_loadd(5, x1 + b * 512, 64);
+      _tile_dpbf16ps(1, 5, 6);
+      _tile_loadd(7, b1 + b * 512, 64);
+      _tile_dpbf16ps(2, 4, 7);
+      _tile_dpbf16ps(3, 5, 7);
+    }
+  } else {
+    for (int64_t b = 0; b < nb; ++b) {
+      _tile_loadd(4, x0 + b * 512, 64);
+      _tile_loadd(6, b0 + b * 512, 64);
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_loadd(5, x1 + b * 512, 64);
+      _tile_dpbf16ps(1, 5, 6);
+    }
+  }
+}
+
 // Copies the valid part of a 16 x 16 fp32 tile (tokens from t0 x rows of group g) to y.
 inline void StoreTile(const WideArgs& a, const float* c, int t0, int g) {
   const int rows = a.valid_rows - 16 * g;
@@ -131,30 +161,7 @@ void WideGemm(const WideArgs& a) {
   for (int t0 = 0; t0 < a.n_tokens; t0 += 32) {
     const uint16_t* x0 = a.xb + (t0 / 16) * nb * 512;
     const uint16_t* x1 = x0 + nb * 512;
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
-    if (g2) {
-      for (int64_t b = 0; b < nb; ++b) {
-        _tile_loadd(4, x0 + b * 512, 64);
-        _tile_loadd(6, a.scratch + b * 512, 64);
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_loadd(5, x1 + b * 512, 64);
-        _tile_dpbf16ps(1, 5, 6);
-        _tile_loadd(7, b1 + b * 512, 64);
-        _tile_dpbf16ps(2, 4, 7);
-        _tile_dpbf16ps(3, 5, 7);
-      }
-    } else {
-      for (int64_t b = 0; b < nb; ++b) {
-        _tile_loadd(4, x0 + b * 512, 64);
-        _tile_loadd(6, a.scratch + b * 512, 64);
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_loadd(5, x1 + b * 512, 64);
-        _tile_dpbf16ps(1, 5, 6);
-      }
-    }
+    TileProducts(x0, x1, a.scratch, g2 ? b1 : nullptr, nb);
     // Full tiles go straight to y (one tile store); partial ones through c.
     const bool full0 = t0 + 16 <= a.n_tokens, full1 = t0 + 32 <= a.n_tokens;
     const bool rows0 = a.valid_rows >= 16, rows1 = a.valid_rows >= 32;
@@ -218,20 +225,7 @@ void WideGlu(const WideGluArgs& a) {
   for (int t0 = 0; t0 < a.n_tokens; t0 += 32) {
     const uint16_t* x0 = a.xb + (t0 / 16) * nb * 512;
     const uint16_t* x1 = x0 + nb * 512;
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
-    for (int64_t b = 0; b < nb; ++b) {
-      _tile_loadd(4, x0 + b * 512, 64);
-      _tile_loadd(6, a.scratch + b * 512, 64);
-      _tile_dpbf16ps(0, 4, 6);
-      _tile_loadd(5, x1 + b * 512, 64);
-      _tile_dpbf16ps(1, 5, 6);
-      _tile_loadd(7, bu + b * 512, 64);
-      _tile_dpbf16ps(2, 4, 7);
-      _tile_dpbf16ps(3, 5, 7);
-    }
+    TileProducts(x0, x1, a.scratch, bu, nb);
     _tile_stored(0, g, 64);
     _tile_stored(2, u, 64);
     emit(t0);
