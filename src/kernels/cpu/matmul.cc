@@ -10,10 +10,18 @@
 #include <limits>
 
 #include "kernels/cpu/isa_kernels.h"
+#include "kernels/cpu/matmul_internal.h"
 #include "kernels/cpu/matmul_raw.h"
 #include "util/check.h"
 
 namespace brisk {
+
+using matmul_detail::ForClaimedGroups;
+using matmul_detail::Job;
+using matmul_detail::MatmulWide;
+using matmul_detail::PlanClaims;
+using matmul_detail::RunGroups;
+
 namespace {
 
 constexpr int kArgmaxMaxTokens = 64;
@@ -40,8 +48,48 @@ size_t TotalUnits(const PackedWeights& w) {
   return total;
 }
 
-// Plans the claims of one parallel region: thread t starts on the groups (in segment order)
-// whose first byte lies in [total * t / n, total * (t + 1) / n), and claims ~32 KiB at a time.
+// The address of byte `offset` of w's packed bytes counted over its segments in order (kRaw
+// segments as in GroupUnit), and how many bytes of that segment follow it.
+const uint8_t* SegmentAddress(const PackedWeights& w, size_t offset, size_t* left) {
+  for (const PackedSegment& s : w.segments) {
+    const size_t bytes = GroupUnit(s) * size_t(s.n_groups());
+    if (offset < bytes) {
+      *left = bytes - offset;
+      return s.data + offset;
+    }
+    offset -= bytes;
+  }
+  *left = 0;
+  return nullptr;
+}
+
+// Worker t prefetches the start of thread 0's and its own byte-balanced range of `next`.
+void PrefetchNextStarts(ThreadPool& pool, const PackedWeights& next, int t, int n) {
+  constexpr size_t kBytes = 64 << 10;
+  const size_t total = TotalUnits(next);
+  for (int owner : {0, t}) {
+    size_t left = 0;
+    const uint8_t* p = SegmentAddress(next, total * size_t(owner) / size_t(n), &left);
+    pool.PrefetchAfterJob(t, p, std::min(kBytes, left));
+  }
+}
+
+void CheckInputs(const PackedWeights& w, const MatmulInput& in, int n_tokens,
+                 const MatmulWorkspace& ws, const ThreadPool& pool) {
+  BRISK_CHECK(n_tokens >= 0);
+  if (w.uses_q8()) {
+    BRISK_CHECK_MSG(in.q && in.q->cols == w.cols && in.q->n_tokens >= n_tokens,
+                    "int8 activations missing or of the wrong shape");
+  }
+  if (w.uses_f32()) BRISK_CHECK_MSG(in.x && in.ldx >= w.cols, "fp32 activations missing");
+  BRISK_CHECK_MSG(ws.max_cols() >= w.cols && ws.n_threads() >= pool.size(),
+                  "matmul workspace planned too small");
+}
+
+}  // namespace
+
+namespace matmul_detail {
+
 void PlanClaims(const PackedWeights& w, int n, GroupClaims& claims) {
   const size_t total = TotalUnits(w);
   int64_t groups = 0;
@@ -75,65 +123,6 @@ void PlanClaims(const PackedWeights& w, int n, GroupClaims& claims) {
   claims.Reset(std::clamp<int64_t>(int64_t((32 << 10) / std::max<size_t>(per_group, 1)), 1, 64));
 }
 
-// Runs fn(segment, g0, g1) for every group this thread claims (global indices cut at segments).
-template <typename Fn>
-void ForClaimedGroups(const PackedWeights& w, GroupClaims& claims, int t, Fn&& fn) {
-  int64_t a, b;
-  while (claims.Next(t, &a, &b)) {
-    int64_t base = 0;
-    for (const PackedSegment& s : w.segments) {
-      const int64_t n = s.n_groups();
-      const int64_t g0 = std::max<int64_t>(a - base, 0), g1 = std::min<int64_t>(b - base, n);
-      if (g1 > g0) fn(s, g0, g1);
-      base += n;
-      if (base >= b) break;
-    }
-  }
-}
-
-// The address of byte `offset` of w's packed bytes counted over its segments in order (kRaw
-// segments as in GroupUnit), and how many bytes of that segment follow it.
-const uint8_t* SegmentAddress(const PackedWeights& w, size_t offset, size_t* left) {
-  for (const PackedSegment& s : w.segments) {
-    const size_t bytes = GroupUnit(s) * size_t(s.n_groups());
-    if (offset < bytes) {
-      *left = bytes - offset;
-      return s.data + offset;
-    }
-    offset -= bytes;
-  }
-  *left = 0;
-  return nullptr;
-}
-
-// Worker t prefetches the start of thread 0's and its own byte-balanced range of `next`.
-void PrefetchNextStarts(ThreadPool& pool, const PackedWeights& next, int t, int n) {
-  constexpr size_t kBytes = 64 << 10;
-  const size_t total = TotalUnits(next);
-  for (int owner : {0, t}) {
-    size_t left = 0;
-    const uint8_t* p = SegmentAddress(next, total * size_t(owner) / size_t(n), &left);
-    pool.PrefetchAfterJob(t, p, std::min(kBytes, left));
-  }
-}
-
-struct Job {
-  const PackedWeights* w;
-  const MatmulInput* in;
-  int n_tokens;
-  float* y;
-  int64_t ldy;
-  MatmulWorkspace* ws;
-  const kern::IsaKernels* k;
-  bool gemm;
-  bool amx = false;
-  // argmax mode
-  bool argmax = false;
-  int32_t* best_row = nullptr;
-  float* best_value = nullptr;
-};
-
-// Computes groups [g0, g1) of segment s for tokens [t0, t1) into y (row offset = s.row0 + 16 g).
 void RunGroups(const Job& j, const PackedSegment& s, int64_t g0, int64_t g1, int t0, int t1,
                float* y, int64_t ldy, int64_t y_row_base, uint8_t* scratch) {
   const int nt = t1 - t0;
@@ -178,72 +167,7 @@ void RunGroups(const Job& j, const PackedSegment& s, int64_t g0, int64_t g1, int
   }
 }
 
-// Token chunk of the wide path: the chunk's bf16 rows stay in L2 (~1.5 MiB of the 2 MiB per
-// core measured here) while every group of the thread is dequantised and multiplied against them;
-// longer rows mean smaller chunks and one more dequantisation of each group per chunk.
-int WideChunkTokens(int64_t cols) {
-  const int64_t t = (int64_t(3) << 19) / (cols * 2) / 32 * 32;
-  return int(std::max<int64_t>(t, 32));
-}
-
-// Tokens [t0, t1) of the call (the wide ones) on the bf16 path, one parallel region per token
-// chunk: the threads claim pairs of groups (the kernel's 2 x 2 tile blocking) from their
-// byte-balanced ranges and steal from each other's (GroupClaims). Float and raw segments compute
-// those tokens with their usual kernels.
-void MatmulWide(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int t0, int t1,
-                float* y, int64_t ldy, MatmulWorkspace& ws, Isa isa) {
-  BRISK_CHECK_MSG(in.xb && in.xb->max_cols() >= w.cols && in.xb->capacity() >= t1 - t0,
-                  "bf16 activations missing");
-  BRISK_CHECK_MSG(ws.max_cols() >= w.cols && ws.n_threads() >= pool.size(),
-                  "matmul workspace planned too small");
-  if (w.uses_f32()) BRISK_CHECK_MSG(in.x && in.ldx >= w.cols, "fp32 activations missing");
-  if (t1 <= t0 || w.rows == 0) return;
-  const kern::IsaKernels& k = kern::KernelsFor(isa);
-  const int chunk = WideChunkTokens(w.cols);
-  Job j{&w, &in, t1, y, ldy, &ws, &k, false};
-  for (int c0 = t0; c0 < t1; c0 += chunk) {
-    const int c1 = std::min(t1, c0 + chunk);
-    PlanClaims(w, pool.size(), ws.claims());
-    ws.claims().Reset(2);
-    pool.Run([&](int t, int) {
-      uint8_t* scratch = ws.thread_scratch(t);
-      kern::WideArgs wa;
-      wa.cols = w.cols;
-      wa.ldy = ldy;
-      wa.scratch = ws.thread_wide_scratch(t);
-      wa.xb = in.xb->data() + int64_t(c0 - t0) / 16 * (w.cols / 32) * 512;
-      wa.n_tokens = c1 - c0;
-      ForClaimedGroups(w, ws.claims(), t, [&](const PackedSegment& s, int64_t g0, int64_t g1) {
-        if (!UsesQ8Acts(s.kind)) {
-          RunGroups(j, s, g0, g1, c0, c1, y, ldy, s.row0, scratch);
-          return;
-        }
-        wa.group_bytes = s.group_bytes;
-        for (int64_t g = g0; g < g1; g += 2) {  // pairs of groups (WideArgs)
-          wa.group = s.data + size_t(g) * s.group_bytes;
-          wa.n_groups = g + 1 < g1 ? 2 : 1;
-          wa.y = y + c0 * ldy + (s.row0 + g * kGroupRows);
-          wa.valid_rows = int(std::min<int64_t>(kGroupRows * wa.n_groups, s.rows - g * kGroupRows));
-          k.wide[int(s.kind)](wa);
-        }
-      });
-    });
-  }
-}
-
-void CheckInputs(const PackedWeights& w, const MatmulInput& in, int n_tokens,
-                 const MatmulWorkspace& ws, const ThreadPool& pool) {
-  BRISK_CHECK(n_tokens >= 0);
-  if (w.uses_q8()) {
-    BRISK_CHECK_MSG(in.q && in.q->cols == w.cols && in.q->n_tokens >= n_tokens,
-                    "int8 activations missing or of the wrong shape");
-  }
-  if (w.uses_f32()) BRISK_CHECK_MSG(in.x && in.ldx >= w.cols, "fp32 activations missing");
-  BRISK_CHECK_MSG(ws.max_cols() >= w.cols && ws.n_threads() >= pool.size(),
-                  "matmul workspace planned too small");
-}
-
-}  // namespace
+}  // namespace matmul_detail
 
 void MatmulWorkspace::Free::operator()(void* p) const { std::free(p); }
 
@@ -272,61 +196,6 @@ int GemmMinTokens(Isa isa) {
 }
 int GemmMinTokensOverride() { return g_gemm_min_tokens_override.load(); }
 void SetGemmMinTokensForTesting(int n) { g_gemm_min_tokens_override.store(std::max(0, n)); }
-
-bool WidePathAvailable(Isa isa) {
-  return isa == Isa::kAvx512 && AmxBf16Enabled() && kern::KernelsFor(isa).wide[0] != nullptr;
-}
-
-bool GluWideSupported(const PackedWeights& w, Isa isa) {
-  if (!WidePathAvailable(isa) || w.segments.size() != 2) return false;
-  const PackedSegment &g = w.segments[0], &u = w.segments[1];
-  return UsesQ8Acts(g.kind) && g.kind == u.kind && g.rows == u.rows && g.rows % 32 == 0 &&
-         g.group_bytes == u.group_bytes && kern::KernelsFor(isa).wide_glu[int(g.kind)] != nullptr;
-}
-
-void MatmulGluWide(ThreadPool& pool, const PackedWeights& w, const Bf16Acts& xb, int n_wide,
-                   Bf16Acts* out, MatmulWorkspace& ws, Isa isa) {
-  BRISK_CHECK(GluWideSupported(w, isa));
-  const PackedSegment &gate = w.segments[0], &up = w.segments[1];
-  BRISK_CHECK_MSG(xb.max_cols() >= w.cols && xb.capacity() >= n_wide, "bf16 input too small");
-  BRISK_CHECK_MSG(out && out->max_cols() >= gate.rows && out->capacity() >= n_wide,
-                  "bf16 output too small");
-  BRISK_CHECK_MSG(ws.max_cols() >= w.cols && ws.n_threads() >= pool.size(),
-                  "matmul workspace planned too small");
-  if (n_wide <= 0) return;
-  const kern::IsaKernels& k = kern::KernelsFor(isa);
-  const int chunk = WideChunkTokens(w.cols);
-  const int64_t groups = gate.n_groups();
-  for (int c0 = 0; c0 < n_wide; c0 += chunk) {
-    const int c1 = std::min(n_wide, c0 + chunk);
-    // Threads start on equal contiguous ranges of gate groups (each with its up group) and
-    // steal one group at a time.
-    GroupClaims& claims = ws.claims();
-    const int n = pool.size();
-    for (int t = 0; t <= claims.n_threads(); ++t)
-      claims.starts()[t] = groups * std::min(t, n) / n;
-    claims.Reset(1);
-    pool.Run([&](int t, int) {
-      kern::WideGluArgs a;
-      a.cols = w.cols;
-      a.xb = xb.data() + int64_t(c0) / 16 * (w.cols / 32) * 512;
-      a.n_tokens = c1 - c0;
-      a.out = out->data() + int64_t(c0) / 16 * (gate.rows / 32) * 512;
-      a.out_cols = gate.rows;
-      a.scratch = ws.thread_wide_scratch(t);
-      a.silu_mul = k.silu_mul;
-      int64_t g0, g1;
-      while (claims.Next(t, &g0, &g1))
-        for (int64_t g = g0; g < g1; ++g) {
-          a.gate = gate.data + size_t(g) * gate.group_bytes;
-          a.up = up.data + size_t(g) * up.group_bytes;
-          a.col0 = g * kGroupRows;
-          a.valid_rows = int(std::min<int64_t>(kGroupRows, gate.rows - g * kGroupRows));
-          k.wide_glu[int(gate.kind)](a);
-        }
-    });
-  }
-}
 
 void Matmul(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int n_tokens, float* y,
             int64_t ldy, MatmulWorkspace& ws, Isa isa, const PackedWeights* next) {
