@@ -386,12 +386,19 @@ int FastForward::GatherLogitRows(std::span<const int32_t> logit_rows) {
   return m;
 }
 
-Status FastForward::RunBatch(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
-                             std::span<const int32_t> logit_rows, float* logits) {
+Status FastForward::Forward(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
+                            std::span<const int32_t> logit_rows, int* m) {
   BRISK_RETURN_IF_ERROR(Validate(tokens, runs, logit_rows));
   OrderByClass(tokens, runs, logit_rows);
   Body(ord_tokens_, ord_runs_);
-  const int m = GatherLogitRows(ord_rows_);
+  *m = GatherLogitRows(ord_rows_);
+  return Status::Ok();
+}
+
+Status FastForward::RunBatch(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
+                             std::span<const int32_t> logit_rows, float* logits) {
+  int m = 0;
+  BRISK_RETURN_IF_ERROR(Forward(tokens, runs, logit_rows, &m));
   if (m > 0)
     Matmul(pool_, output_, {&q_embd_.view(), xn_.data(), c_.n_embd}, m, logits, c_.n_vocab, ws_);
   return Status::Ok();
@@ -399,10 +406,8 @@ Status FastForward::RunBatch(std::span<const int32_t> tokens, std::span<const Se
 
 Status FastForward::RunBatchArgmax(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
                                    std::span<const int32_t> logit_rows, int32_t* best) {
-  BRISK_RETURN_IF_ERROR(Validate(tokens, runs, logit_rows));
-  OrderByClass(tokens, runs, logit_rows);
-  Body(ord_tokens_, ord_runs_);
-  const int m = GatherLogitRows(ord_rows_);
+  int m = 0;
+  BRISK_RETURN_IF_ERROR(Forward(tokens, runs, logit_rows, &m));
   constexpr int kMaxArgmaxRows = 64;
   float best_value[kMaxArgmaxRows];
   for (int r0 = 0; r0 < m; r0 += kMaxArgmaxRows) {

@@ -72,6 +72,10 @@ class FastForward {
   void OrderByClass(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
                     std::span<const int32_t> logit_rows);
   void Body(std::span<const int32_t> tokens, std::span<const SeqRun> runs);
+  // RunBatch's and RunBatchArgmax's common part: validate, order, run the layers, final-norm the
+  // logit rows into q8_/xn_ (*m of them).
+  Status Forward(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
+                 std::span<const int32_t> logit_rows, int* m);
   // The input of a matmul over rows x (stride ld) with int8 rows q; converts the wide rows to bf16.
   MatmulInput Input(const Q8Acts& q, const float* x, int64_t ld, int64_t cols);
   void Layer(int l, int n, std::span<const SeqRun> runs);
