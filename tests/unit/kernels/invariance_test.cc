@@ -37,8 +37,9 @@ TEST_P(Invariance, BitwiseAcrossTokensPathsAndThreads) {
         MatmulWorkspace ws(cols, threads);
         for (int min_gemm : {1000, 1, 0}) {  // force GEMV, force GEMM, the tier's default
           SetGemmMinTokensForTesting(min_gemm);
-          // 20: one full 16-token AMX tile plus a 4-token remainder tile (then 12: VNNI).
-          for (int n : {64, 1, 2, 7, 32, 20}) {
+          // 20: one full 16-token AMX tile plus a 4-token remainder tile (then 12: VNNI);
+          // 13 and 17 (9 + 8): VNNI tiles of uneven token groups.
+          for (int n : {64, 1, 2, 7, 32, 20, 13, 17}) {
             if (n > total || (SmallTests() && (n == 2 || n == 64))) continue;
             std::vector<float> y(size_t(total) * rows, -1.0f);
             for (int t0 = 0; t0 < total; t0 += n) {

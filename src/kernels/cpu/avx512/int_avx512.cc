@@ -7,7 +7,9 @@
 // exact; the float epilogue follows the canonical formulas of scalar_kernels.cc bit for bit.
 #include <immintrin.h>
 
+#include <array>
 #include <cstring>
+#include <utility>
 
 #include "kernels/cpu/avx512/unpack_avx512.h"
 #include "kernels/cpu/isa_kernels.h"
@@ -96,6 +98,23 @@ inline void DotTokens(const Unpacked& u, const int8_t* x, int64_t x_stride, cons
   }
 }
 
+// NT > 8 tokens (Q8_0's GEMV tiles, see Gemv): ceil(NT / 4) groups of near-equal size, each an
+// operand-major DotTokens, so the live registers stay at NT accumulators + 8 operands + 4 chains.
+// Each token's formula is DotTokens' (same bits).
+template <int Kind, int NT>
+inline void DotTokenGroups(const Unpacked& u, const int8_t* x, int64_t x_stride, const ActMeta* m,
+                           int64_t m_stride, __m512* f) {
+  constexpr int kGroups = (NT + 3) / 4, kBase = NT / kGroups, kRem = NT % kGroups;
+  [&]<int... I>(std::integer_sequence<int, I...>) {
+    (DotTokens<Kind, kBase + (I < kRem ? 1 : 0)>(
+         u, x + (I * kBase + (I < kRem ? I : kRem)) * x_stride, x_stride,
+         m + (I * kBase + (I < kRem ? I : kRem)) * m_stride, m_stride,
+         f + I * kBase + (I < kRem ? I : kRem)),
+     ...);
+  }
+  (std::make_integer_sequence<int, kGroups>{});
+}
+
 inline void Store(const IntArgs& a, int t, __m512 f) {
   float* y = a.y + t * a.ldy;
   if (a.valid_rows == 16)
@@ -131,7 +150,9 @@ void Tile(const IntArgs& a, int t0, const uint8_t* next = nullptr) {
       PrefetchBlock<Kind>(a.group, b);
       Unpack<Kind>(a.group, b, &u);
     }
-    if constexpr (NT >= 4) {
+    if constexpr (NT > 8) {
+      DotTokenGroups<Kind, NT>(u, x0 + 32 * b, a.aq_stride, m0 + b, a.am_stride, f);
+    } else if constexpr (NT >= 4) {
       DotTokens<Kind, NT>(u, x0 + 32 * b, a.aq_stride, m0 + b, a.am_stride, f);
     } else {
       for (int t = 0; t < NT; ++t)
@@ -141,44 +162,39 @@ void Tile(const IntArgs& a, int t0, const uint8_t* next = nullptr) {
   for (int t = 0; t < NT; ++t) Store(a, t0 + t, f[t]);
 }
 
-// next: prefetched during the first tile (see IntArgs::next_group), if any.
+template <int Kind, bool kScratch, int... NT>
+constexpr auto TileTable(std::integer_sequence<int, NT...>) {
+  return std::array<void (*)(const IntArgs&, int, const uint8_t*), sizeof...(NT)>{
+      &Tile<Kind, NT + 1, kScratch>...};
+}
+
+// Tokens [t, n_tokens) in ceil(n / Max) tiles of near-equal size: 17 tokens with Max 8 are
+// 6 + 6 + 5, not 8 + 8 + 1, whose one-token tile is latency-bound (Dot) yet pays a whole pass
+// over the weights. A token's bits do not depend on its tile (Dot and DotTokens compute the same
+// formula). next: prefetched during the first tile (see IntArgs::next_group), if any.
 template <int Kind, int Max, bool kScratch>
 void Tiles(const IntArgs& a, int t = 0, const uint8_t* next = nullptr) {
-  for (; t + Max <= a.n_tokens; t += Max, next = nullptr) Tile<Kind, Max, kScratch>(a, t, next);
-  switch (a.n_tokens - t) {
-    case 1:
-      Tile<Kind, 1, kScratch>(a, t, next);
-      break;
-    case 2:
-      Tile<Kind, 2, kScratch>(a, t, next);
-      break;
-    case 3:
-      Tile<Kind, 3, kScratch>(a, t, next);
-      break;
-    case 4:
-      if constexpr (Max > 4) Tile<Kind, 4, kScratch>(a, t, next);
-      break;
-    case 5:
-      if constexpr (Max > 5) Tile<Kind, 5, kScratch>(a, t, next);
-      break;
-    case 6:
-      if constexpr (Max > 6) Tile<Kind, 6, kScratch>(a, t, next);
-      break;
-    case 7:
-      if constexpr (Max > 7) Tile<Kind, 7, kScratch>(a, t, next);
-      break;
-    default:
-      break;
+  static constexpr auto kTile = TileTable<Kind, kScratch>(std::make_integer_sequence<int, Max>{});
+  const int n = a.n_tokens - t;
+  if (n <= 0) return;
+  const int tiles = (n + Max - 1) / Max;
+  for (int i = 0; i < tiles; ++i, next = nullptr) {
+    const int size = n / tiles + (i < n % tiles ? 1 : 0);
+    kTile[size - 1](a, t, next);
+    t += size;
   }
 }
 
 // Up to 8 tokens share each in-register unpack. With the operand-major DotTokens this beat
 // unpacking once into the scratch up to ~24 tokens (kernel_bench --gemm, 2 threads: Q5_0
 // ffn_down at 8 tokens 0.20 -> 0.13 ms, gate+up 0.33 -> 0.25-0.28; at 32 the gemm path wins
-// about as often as it loses), hence gemm_min_tokens = 25 below.
+// about as often as it loses), hence gemm_min_tokens = 25 below. Q8_0 has no unpack to share
+// but streams the most bytes per block, and each further tile rereads them: one tile of up to
+// 16 tokens measured ~20% faster there at 16 tokens (kernel_bench --gemm, 2 threads, Zen 4),
+// while the other types lost with it (their 8-chain DotTokens beats 4-token groups).
 template <int Kind>
 void Gemv(const IntArgs& a) {
-  Tiles<Kind, 8, false>(a);
+  Tiles<Kind, Kind == 4 ? 16 : 8, false>(a);
 }
 
 template <int Kind>
