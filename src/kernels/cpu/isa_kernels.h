@@ -25,11 +25,15 @@ struct IntArgs {
   float* y;  // y[t * ldy + lane], lanes < valid_rows
   int64_t ldy;
   int valid_rows;
-  uint8_t* scratch;  // GEMM path: room for cols / 32 unpacked blocks (kUnpackedBlockBytes each)
+  uint8_t* scratch;  // GEMM path: room for 2 * cols / 32 unpacked blocks (kUnpackedBlockBytes each)
   bool amx;          // GEMM path may use AMX tiles (avx512 tier; same bits as without)
   // GEMM path: the packed group this thread computes next (nullptr: none). Its bytes are
   // prefetched while this group's tiles compute, so DRAM keeps streaming during the compute phase.
   const uint8_t* next_group = nullptr;
+  // IsaKernels::gemm_pair only: 2 consecutive groups (group, group + group_bytes); valid_rows in
+  // (16, 32] counts the rows of both; y's lanes 16..31 are group 1's rows.
+  int n_groups = 1;
+  size_t group_bytes = 0;
 };
 using IntKernelFn = void (*)(const IntArgs&);
 
@@ -113,6 +117,8 @@ struct IsaKernels {
   WideKernelFn wide[8] = {};
   WideGluFn wide_glu[8] = {};
   void (*to_bf16)(const float* x, int64_t n, uint16_t* out, int64_t stride) = nullptr;
+  // Optional (null: none): the gemm path over two consecutive groups at once (IntArgs::n_groups).
+  IntKernelFn gemm_pair[8] = {};
 };
 
 const IsaKernels& ScalarKernels();

@@ -27,13 +27,18 @@ namespace {
 constexpr int kArgmaxMaxTokens = 64;
 std::atomic<int> g_gemm_min_tokens_override{0};  // 0: the ISA tier's own threshold
 
-size_t UnpackBytes(int64_t cols) { return size_t(cols / kActBlock) * kern::kUnpackedBlockBytes; }
+// The GEMM path's unpacked blocks: room for two groups (IsaKernels::gemm_pair).
+size_t UnpackBytes(int64_t cols) {
+  return 2 * size_t(cols / kActBlock) * kern::kUnpackedBlockBytes;
+}
 // Argmax mode, after the unpack area: one group's outputs, then this thread's best rows.
 struct Best {
   int32_t row[kArgmaxMaxTokens];
   float value[kArgmaxMaxTokens];
 };
-size_t YBufBytes() { return size_t(kArgmaxMaxTokens) * kGroupRows * sizeof(float); }
+// Argmax mode's outputs of one group pair (RunGroups takes up to 2 groups per kernel call).
+constexpr int kArgmaxRows = 2 * kGroupRows;
+size_t YBufBytes() { return size_t(kArgmaxMaxTokens) * kArgmaxRows * sizeof(float); }
 size_t ArgmaxBufBytes() { return (YBufBytes() + sizeof(Best) + 63) / 64 * 64; }
 size_t WideBytes(int64_t cols) { return size_t(cols) * kern::kWideScratchBytesPerCol; }
 
@@ -90,7 +95,7 @@ void CheckInputs(const PackedWeights& w, const MatmulInput& in, int n_tokens,
 
 namespace matmul_detail {
 
-void PlanClaims(const PackedWeights& w, int n, GroupClaims& claims) {
+void PlanClaims(const PackedWeights& w, int n, GroupClaims& claims, int64_t min_chunk) {
   const size_t total = TotalUnits(w);
   int64_t groups = 0;
   for (const PackedSegment& s : w.segments) groups += s.n_groups();
@@ -120,7 +125,9 @@ void PlanClaims(const PackedWeights& w, int n, GroupClaims& claims) {
   }
   for (int t = n; t <= claims.n_threads(); ++t) starts[t] = groups;  // threads beyond n: none
   const size_t per_group = groups > 0 ? total / size_t(groups) : 1;
-  claims.Reset(std::clamp<int64_t>(int64_t((32 << 10) / std::max<size_t>(per_group, 1)), 1, 64));
+  const int64_t chunk =
+      std::clamp<int64_t>(int64_t((32 << 10) / std::max<size_t>(per_group, 1)), min_chunk, 64);
+  claims.Reset(chunk / min_chunk * min_chunk);
 }
 
 void RunGroups(const Job& j, const PackedSegment& s, int64_t g0, int64_t g1, int t0, int t1,
@@ -139,13 +146,17 @@ void RunGroups(const Job& j, const PackedSegment& s, int64_t g0, int64_t g1, int
     a.ldy = ldy;
     a.scratch = scratch;
     a.amx = j.amx;
+    a.group_bytes = s.group_bytes;
     const kern::IntKernelFn fn = (j.gemm ? j.k->gemm : j.k->gemv)[int(s.kind)];
-    for (int64_t g = g0; g < g1; ++g) {
+    // AMX tiles (Gemm) beat the VNNI pair tiles where the CPU has them.
+    const kern::IntKernelFn pair = j.gemm && !j.amx ? j.k->gemm_pair[int(s.kind)] : nullptr;
+    for (int64_t g = g0; g < g1; g += a.n_groups) {
+      a.n_groups = pair && g + 1 < g1 ? 2 : 1;
       a.group = s.data + size_t(g) * s.group_bytes;
-      a.next_group = g + 1 < s.n_groups() ? a.group + s.group_bytes : nullptr;
+      a.next_group = g + a.n_groups < s.n_groups() ? a.group + a.n_groups * s.group_bytes : nullptr;
       a.y = y + t0 * ldy + (y_row_base + g * kGroupRows);
-      a.valid_rows = int(std::min<int64_t>(kGroupRows, s.rows - g * kGroupRows));
-      fn(a);
+      a.valid_rows = int(std::min<int64_t>(a.n_groups * kGroupRows, s.rows - g * kGroupRows));
+      (a.n_groups == 2 ? pair : fn)(a);
     }
   } else if (s.kind == PackedKind::kRaw) {
     const int64_t r0 = g0 * kGroupRows, r1 = std::min(s.rows, g1 * kGroupRows);
@@ -217,7 +228,8 @@ void Matmul(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int
   // Few row groups but many tokens (e.g. a 128-row K/V projection in prefill): split tokens.
   const int nthreads = pool.size();
   const bool split_tokens = total_groups < 4 * int64_t(nthreads) && n_tokens >= 16 * nthreads;
-  if (!split_tokens) PlanClaims(w, nthreads, ws.claims());
+  // Claims of whole pairs on the GEMM path, so its two-group kernel sees pairs.
+  if (!split_tokens) PlanClaims(w, nthreads, ws.claims(), j.gemm ? 2 : 1);
   // Memory-bound calls only: with many tokens the next matmul's start is not what waits.
   const PackedWeights* prefetch = n_tokens <= 8 ? next : nullptr;
   auto body = [&j, &pool, prefetch, split_tokens](int t, int n) {
@@ -250,7 +262,7 @@ void MatmulArgmax(ThreadPool& pool, const PackedWeights& w, const MatmulInput& i
   auto slot = [&ws](int t) {
     return reinterpret_cast<Best*>(ws.thread_scratch(t) + UnpackBytes(ws.max_cols()) + YBufBytes());
   };
-  PlanClaims(w, pool.size(), ws.claims());
+  PlanClaims(w, pool.size(), ws.claims(), j.gemm ? 2 : 1);
   // Better: larger value, or the same value at a lower row (threads visit rows in no fixed order).
   auto better = [](float v, int32_t row, float best_v, int32_t best_row) {
     return best_row < 0 || v > best_v || (v == best_v && row < best_row);
@@ -261,13 +273,14 @@ void MatmulArgmax(ThreadPool& pool, const PackedWeights& w, const MatmulInput& i
     Best local;
     for (int i = 0; i < j.n_tokens; ++i) local.row[i] = -1, local.value[i] = 0.0f;
     ForClaimedGroups(*j.w, j.ws->claims(), t, [&](const PackedSegment& s, int64_t g0, int64_t g1) {
-      for (int64_t g = g0; g < g1; ++g) {
-        // y_row_base chosen so the group's rows land at ybuf[t * 16 + lane].
-        RunGroups(j, s, g, g + 1, 0, j.n_tokens, ybuf, kGroupRows, -g * kGroupRows, scratch);
-        const int valid = int(std::min<int64_t>(kGroupRows, s.rows - g * kGroupRows));
+      for (int64_t g = g0; g < g1; g += 2) {
+        const int64_t ge = std::min(g + 2, g1);
+        // y_row_base chosen so the groups' rows land at ybuf[t * 32 + row - 16 g].
+        RunGroups(j, s, g, ge, 0, j.n_tokens, ybuf, kArgmaxRows, -g * kGroupRows, scratch);
+        const int valid = int(std::min<int64_t>((ge - g) * kGroupRows, s.rows - g * kGroupRows));
         for (int tok = 0; tok < j.n_tokens; ++tok)
           for (int r = 0; r < valid; ++r) {
-            const float v = ybuf[tok * kGroupRows + r];
+            const float v = ybuf[tok * kArgmaxRows + r];
             if (v != v) continue;  // NaN never wins
             const int32_t row = int32_t(s.row0 + g * kGroupRows + r);
             if (better(v, row, local.value[tok], local.row[tok])) {

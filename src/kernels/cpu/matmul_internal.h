@@ -29,8 +29,9 @@ struct Job {
 };
 
 // Plans the claims of one parallel region: thread t starts on the groups (in segment order)
-// whose first byte lies in [total * t / n, total * (t + 1) / n), and claims ~32 KiB at a time.
-void PlanClaims(const PackedWeights& w, int n, GroupClaims& claims);
+// whose first byte lies in [total * t / n, total * (t + 1) / n), and claims ~32 KiB (a multiple
+// of min_chunk groups) at a time.
+void PlanClaims(const PackedWeights& w, int n, GroupClaims& claims, int64_t min_chunk = 1);
 
 // Runs fn(segment, g0, g1) for every group this thread claims (global indices cut at segments).
 template <typename Fn>

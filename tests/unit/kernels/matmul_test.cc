@@ -141,28 +141,32 @@ TEST(Matmul, ConcatenatedSegmentsEqualSeparateMatmuls) {
   }
 }
 
+// 3 tokens take the GEMV path, 30 the GEMM path (two-group kernel where the tier has one); 1000
+// rows end in a partial group.
 TEST(Matmul, ArgmaxMatchesFullOutput) {
   ThreadPool pool(2);
   const int64_t rows = SmallTests() ? 1000 : 20011, cols = 896;
-  const int n = 3;
+  constexpr int kMaxN = 30;
   const auto w = RandomWeights(GgmlType::kQ8_0, rows, cols, 9);
-  const auto x = RandomActs(n, cols, 10);
-  Q8ActsBuffer qb(n, cols);
-  QuantizeActs(x.data(), cols, n, &qb.view());
   const PackedWeights pw = PackWeights(GgmlType::kQ8_0, w.data(), rows, cols, &pool);
   MatmulWorkspace ws(cols, pool.size());
-  for (Isa isa : TestIsas()) {
-    const auto y = RunMatmul(pool, pw, x.data(), &qb.view(), n, isa);
-    int32_t best[n];
-    float val[n];
-    MatmulInput in;
-    in.q = &qb.view();
-    MatmulArgmax(pool, pw, in, n, best, val, ws, isa);
-    for (int t = 0; t < n; ++t) {
-      const float* yt = &y[size_t(t) * rows];
-      const int64_t want = std::max_element(yt, yt + rows) - yt;
-      EXPECT_EQ(best[t], want) << IsaName(isa);
-      EXPECT_EQ(val[t], yt[want]);
+  for (int n : {3, kMaxN}) {
+    const auto x = RandomActs(n, cols, 10);
+    Q8ActsBuffer qb(n, cols);
+    QuantizeActs(x.data(), cols, n, &qb.view());
+    for (Isa isa : TestIsas()) {
+      const auto y = RunMatmul(pool, pw, x.data(), &qb.view(), n, isa);
+      int32_t best[kMaxN];
+      float val[kMaxN];
+      MatmulInput in;
+      in.q = &qb.view();
+      MatmulArgmax(pool, pw, in, n, best, val, ws, isa);
+      for (int t = 0; t < n; ++t) {
+        const float* yt = &y[size_t(t) * rows];
+        const int64_t want = std::max_element(yt, yt + rows) - yt;
+        EXPECT_EQ(best[t], want) << IsaName(isa) << " tokens " << n;
+        EXPECT_EQ(val[t], yt[want]);
+      }
     }
   }
 }

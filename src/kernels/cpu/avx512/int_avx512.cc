@@ -172,17 +172,23 @@ constexpr auto TileTable(std::integer_sequence<int, NT...>) {
 // 6 + 6 + 5, not 8 + 8 + 1, whose one-token tile is latency-bound (Dot) yet pays a whole pass
 // over the weights. A token's bits do not depend on its tile (Dot and DotTokens compute the same
 // formula). next: prefetched during the first tile (see IntArgs::next_group), if any.
+template <size_t Max>
+void RunTiles(const std::array<void (*)(const IntArgs&, int, const uint8_t*), Max>& tile,
+              const IntArgs& a, int t, const uint8_t* next) {
+  const int n = a.n_tokens - t;
+  if (n <= 0) return;
+  const int tiles = (n + int(Max) - 1) / int(Max);
+  for (int i = 0; i < tiles; ++i, next = nullptr) {
+    const int size = n / tiles + (i < n % tiles ? 1 : 0);
+    tile[size - 1](a, t, next);
+    t += size;
+  }
+}
+
 template <int Kind, int Max, bool kScratch>
 void Tiles(const IntArgs& a, int t = 0, const uint8_t* next = nullptr) {
   static constexpr auto kTile = TileTable<Kind, kScratch>(std::make_integer_sequence<int, Max>{});
-  const int n = a.n_tokens - t;
-  if (n <= 0) return;
-  const int tiles = (n + Max - 1) / Max;
-  for (int i = 0; i < tiles; ++i, next = nullptr) {
-    const int size = n / tiles + (i < n % tiles ? 1 : 0);
-    kTile[size - 1](a, t, next);
-    t += size;
-  }
+  RunTiles(kTile, a, t, next);
 }
 
 // Up to 8 tokens share each in-register unpack. With the operand-major DotTokens this beat
@@ -197,19 +203,24 @@ void Gemv(const IntArgs& a) {
   Tiles<Kind, Kind == 4 ? 16 : 8, false>(a);
 }
 
+// Unpacks every block of one packed group into scratch records (kUnpackedBlockBytes each).
 template <int Kind>
-void Gemm(const IntArgs& a) {
-  const int64_t nb = a.cols / 32;
+void UnpackToScratch(const uint8_t* group, int64_t nb, uint8_t* scratch) {
   for (int64_t b = 0; b < nb; ++b) {
     Unpacked u;
-    PrefetchBlock<Kind>(a.group, b);
-    Unpack<Kind>(a.group, b, &u);
-    uint8_t* rec = a.scratch + b * kUnpackedBlockBytes;
+    PrefetchBlock<Kind>(group, b);
+    Unpack<Kind>(group, b, &u);
+    uint8_t* rec = scratch + b * kUnpackedBlockBytes;
     for (int o = 0; o < 8; ++o) _mm512_store_si512(rec + 64 * o, u.w[o]);
     _mm512_store_ps(reinterpret_cast<float*>(rec + kUnpackedS0), u.s0);
     _mm512_store_ps(reinterpret_cast<float*>(rec + kUnpackedS1),
                     ClassOf(Kind) ? u.s1 : _mm512_setzero_ps());
   }
+}
+
+template <int Kind>
+void Gemm(const IntArgs& a) {
+  UnpackToScratch<Kind>(a.group, a.cols / 32, a.scratch);
   int t = 0;
   const uint8_t* next = a.next_group;
   // Q6_K's per-16 scales need two tile products and two epilogues per block: slower than VNNI.
@@ -219,6 +230,88 @@ void Gemm(const IntArgs& a) {
       AmxTile16(a, t, ClassOf(Kind), kNeg, next ? kBlockBytes[Kind] : 0);
   }
   Tiles<Kind, 8, true>(a, t, next);
+}
+
+// GEMM tile over two groups' scratch records (group 1's at scratch + nb records) and NT tokens.
+// Each broadcast activation chunk feeds both groups' operands, and each loaded operand NT tokens:
+// per block 2 NT x 8 vpdpbusd against 8 NT broadcasts and 16 operand loads, where the one-group
+// tile of 8 tokens pays 8 broadcasts per 8 vpdpbusd. The one-group tile was bound by those loads
+// on Zen 5 (two vpdpbusd per cycle); /tmp microbench, one thread, Q5_0 records in L2: 1 x 8
+// tokens 470-505 GOPS, 2 x 4 600-620, 2 x 5 560-630, 2 x 6 525-585, 3 x 4 530-570.
+// Per (row, token) the formula is DotTokens' (exact integer sum, then the same float epilogue):
+// same bits as the one-group paths.
+template <int Kind, int NT>
+void PairTile(const IntArgs& a, int t0, const uint8_t* next) {
+  static_assert(ClassOf(Kind) != 2, "Q6_K's two chains per token do not fit two groups");
+  const int64_t nb = a.cols / 32;
+  const uint8_t* rec1 = a.scratch + nb * kUnpackedBlockBytes;
+  __m512 f0[NT], f1[NT];
+  for (int t = 0; t < NT; ++t) f0[t] = f1[t] = _mm512_setzero_ps();
+  const int8_t* x0 = a.aq + t0 * a.aq_stride;
+  const ActMeta* m0 = a.am + t0 * a.am_stride;
+  for (int64_t b = 0; b < nb; ++b) {
+    if (next) {
+      PrefetchLines(next + b * kBlockBytes[Kind], kBlockBytes[Kind]);
+      PrefetchLines(next + a.group_bytes + b * kBlockBytes[Kind], kBlockBytes[Kind]);
+    }
+    const uint8_t* r0 = a.scratch + b * kUnpackedBlockBytes;
+    const uint8_t* r1 = rec1 + b * kUnpackedBlockBytes;
+    const int8_t* x = x0 + 32 * b;
+    const ActMeta* m = m0 + b;
+    __m512i acc0[NT], acc1[NT];
+    for (int t = 0; t < NT; ++t)
+      acc0[t] = acc1[t] = _mm512_set1_epi32(NegOffset<Kind>(m[t * a.am_stride]));
+    for (int o = 0; o < 8; ++o) {
+      const __m512i w0 = Load(r0 + 64 * o), w1 = Load(r1 + 64 * o);
+      for (int t = 0; t < NT; ++t) {
+        const __m512i xb = Bc(x + t * a.aq_stride, o);
+        acc0[t] = _mm512_dpbusd_epi32(acc0[t], w0, xb);
+        acc1[t] = _mm512_dpbusd_epi32(acc1[t], w1, xb);
+      }
+    }
+    const __m512 s00 = _mm512_load_ps(reinterpret_cast<const float*>(r0 + kUnpackedS0));
+    const __m512 s10 = _mm512_load_ps(reinterpret_cast<const float*>(r1 + kUnpackedS0));
+    for (int t = 0; t < NT; ++t) {
+      const ActMeta& mt = m[t * a.am_stride];
+      const __m512 da = _mm512_set1_ps(mt.d);
+      f0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc0[t]), _mm512_mul_ps(s00, da), f0[t]);
+      f1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc1[t]), _mm512_mul_ps(s10, da), f1[t]);
+    }
+    if constexpr (ClassOf(Kind) == 1) {
+      const __m512 s01 = _mm512_load_ps(reinterpret_cast<const float*>(r0 + kUnpackedS1));
+      const __m512 s11 = _mm512_load_ps(reinterpret_cast<const float*>(r1 + kUnpackedS1));
+      for (int t = 0; t < NT; ++t) {
+        const __m512 dsum = _mm512_set1_ps(m[t * a.am_stride].dsum);
+        f0[t] = _mm512_fmadd_ps(s01, dsum, f0[t]);
+        f1[t] = _mm512_fmadd_ps(s11, dsum, f1[t]);
+      }
+    }
+  }
+  // Group 0 is full whenever a group 1 exists; group 1 may be the matrix's last, partial one.
+  const __mmask16 mask1 = __mmask16((1u << (a.valid_rows - 16)) - 1);
+  for (int t = 0; t < NT; ++t) {
+    float* y = a.y + (t0 + t) * a.ldy;
+    _mm512_storeu_ps(y, f0[t]);
+    _mm512_mask_storeu_ps(y + 16, mask1, f1[t]);
+  }
+}
+
+template <int Kind, int... NT>
+constexpr auto PairTileTable(std::integer_sequence<int, NT...>) {
+  return std::array<void (*)(const IntArgs&, int, const uint8_t*), sizeof...(NT)>{
+      &PairTile<Kind, NT + 1>...};
+}
+
+// Two consecutive groups (IntArgs::n_groups == 2) on the GEMM path: both unpacked into the
+// scratch, then token tiles of up to 5 (2 x 5 x 2 accumulators + 2 operands + 1 broadcast fit
+// the 32 registers).
+template <int Kind>
+void GemmPair(const IntArgs& a) {
+  const int64_t nb = a.cols / 32;
+  UnpackToScratch<Kind>(a.group, nb, a.scratch);
+  UnpackToScratch<Kind>(a.group + a.group_bytes, nb, a.scratch + nb * kUnpackedBlockBytes);
+  static constexpr auto kTile = PairTileTable<Kind>(std::make_integer_sequence<int, 5>{});
+  RunTiles(kTile, a, 0, a.next_group);
 }
 
 }  // namespace
@@ -234,6 +327,9 @@ const IsaKernels& Avx512Kernels() {
     t.gemv[4] = Gemv<4>, t.gemv[5] = Gemv<5>, t.gemv[6] = Gemv<6>, t.gemv[7] = Gemv<7>;
     t.gemm[0] = Gemm<0>, t.gemm[1] = Gemm<1>, t.gemm[2] = Gemm<2>, t.gemm[3] = Gemm<3>;
     t.gemm[4] = Gemm<4>, t.gemm[5] = Gemm<5>, t.gemm[6] = Gemm<6>, t.gemm[7] = Gemm<7>;
+    t.gemm_pair[0] = GemmPair<0>, t.gemm_pair[1] = GemmPair<1>, t.gemm_pair[2] = GemmPair<2>;
+    t.gemm_pair[3] = GemmPair<3>, t.gemm_pair[4] = GemmPair<4>, t.gemm_pair[5] = GemmPair<5>;
+    t.gemm_pair[6] = GemmPair<6>;  // not Q6_K (PairTile)
     FillAvx512Misc(&t);
     FillAvx512Wide(&t);
     t.gemm_min_tokens = 25;
