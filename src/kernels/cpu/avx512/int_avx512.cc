@@ -242,7 +242,6 @@ void Gemm(const IntArgs& a) {
 // same bits as the one-group paths.
 template <int Kind, int NT>
 void PairTile(const IntArgs& a, int t0, const uint8_t* next) {
-  static_assert(ClassOf(Kind) != 2, "Q6_K's two chains per token do not fit two groups");
   const int64_t nb = a.cols / 32;
   const uint8_t* rec1 = a.scratch + nb * kUnpackedBlockBytes;
   __m512 f0[NT], f1[NT];
@@ -258,24 +257,31 @@ void PairTile(const IntArgs& a, int t0, const uint8_t* next) {
     const uint8_t* r1 = rec1 + b * kUnpackedBlockBytes;
     const int8_t* x = x0 + 32 * b;
     const ActMeta* m = m0 + b;
-    __m512i acc0[NT], acc1[NT];
-    for (int t = 0; t < NT; ++t)
-      acc0[t] = acc1[t] = _mm512_set1_epi32(NegOffset<Kind>(m[t * a.am_stride]));
-    for (int o = 0; o < 8; ++o) {
-      const __m512i w0 = Load(r0 + 64 * o), w1 = Load(r1 + 64 * o);
+    // Q6_K: two halves (chunks 0-3 with scale s0, 4-7 with s1), each closed by its epilogue
+    // before the next starts, in DotTokens' order; the others: one pass over the 8 chunks.
+    constexpr int kHalves = ClassOf(Kind) == 2 ? 2 : 1;
+    for (int h = 0; h < kHalves; ++h) {
+      __m512i acc0[NT], acc1[NT];
       for (int t = 0; t < NT; ++t) {
-        const __m512i xb = Bc(x + t * a.aq_stride, o);
-        acc0[t] = _mm512_dpbusd_epi32(acc0[t], w0, xb);
-        acc1[t] = _mm512_dpbusd_epi32(acc1[t], w1, xb);
+        const ActMeta& mt = m[t * a.am_stride];
+        acc0[t] = acc1[t] = _mm512_set1_epi32(kHalves == 2 ? mt.neg32h[h] : NegOffset<Kind>(mt));
       }
-    }
-    const __m512 s00 = _mm512_load_ps(reinterpret_cast<const float*>(r0 + kUnpackedS0));
-    const __m512 s10 = _mm512_load_ps(reinterpret_cast<const float*>(r1 + kUnpackedS0));
-    for (int t = 0; t < NT; ++t) {
-      const ActMeta& mt = m[t * a.am_stride];
-      const __m512 da = _mm512_set1_ps(mt.d);
-      f0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc0[t]), _mm512_mul_ps(s00, da), f0[t]);
-      f1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc1[t]), _mm512_mul_ps(s10, da), f1[t]);
+      for (int o = 8 / kHalves * h; o < 8 / kHalves * (h + 1); ++o) {
+        const __m512i w0 = Load(r0 + 64 * o), w1 = Load(r1 + 64 * o);
+        for (int t = 0; t < NT; ++t) {
+          const __m512i xb = Bc(x + t * a.aq_stride, o);
+          acc0[t] = _mm512_dpbusd_epi32(acc0[t], w0, xb);
+          acc1[t] = _mm512_dpbusd_epi32(acc1[t], w1, xb);
+        }
+      }
+      const size_t scale = h == 0 ? kUnpackedS0 : kUnpackedS1;
+      const __m512 s0 = _mm512_load_ps(reinterpret_cast<const float*>(r0 + scale));
+      const __m512 s1 = _mm512_load_ps(reinterpret_cast<const float*>(r1 + scale));
+      for (int t = 0; t < NT; ++t) {
+        const __m512 da = _mm512_set1_ps(m[t * a.am_stride].d);
+        f0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc0[t]), _mm512_mul_ps(s0, da), f0[t]);
+        f1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc1[t]), _mm512_mul_ps(s1, da), f1[t]);
+      }
     }
     if constexpr (ClassOf(Kind) == 1) {
       const __m512 s01 = _mm512_load_ps(reinterpret_cast<const float*>(r0 + kUnpackedS1));
@@ -329,7 +335,7 @@ const IsaKernels& Avx512Kernels() {
     t.gemm[4] = Gemm<4>, t.gemm[5] = Gemm<5>, t.gemm[6] = Gemm<6>, t.gemm[7] = Gemm<7>;
     t.gemm_pair[0] = GemmPair<0>, t.gemm_pair[1] = GemmPair<1>, t.gemm_pair[2] = GemmPair<2>;
     t.gemm_pair[3] = GemmPair<3>, t.gemm_pair[4] = GemmPair<4>, t.gemm_pair[5] = GemmPair<5>;
-    t.gemm_pair[6] = GemmPair<6>;  // not Q6_K (PairTile)
+    t.gemm_pair[6] = GemmPair<6>, t.gemm_pair[7] = GemmPair<7>;
     FillAvx512Misc(&t);
     FillAvx512Wide(&t);
     t.gemm_min_tokens = 25;
