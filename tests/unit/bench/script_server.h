@@ -154,7 +154,16 @@ class ScriptServer {
       const int now = ++active_;
       for (int m = max_active_; now > m && !max_active_.compare_exchange_weak(m, now);) {
       }
-      for (const ScriptStep& s : handler_(r)) {
+      const std::vector<ScriptStep> steps = handler_(r);
+      // The request stops counting as active before its last bytes go out: a closed-loop client
+      // may start its next request as soon as it has them, possibly before this thread runs again
+      // (on a loaded machine that read as one request too many in flight).
+      size_t last_write = steps.size();
+      for (size_t i = 0; i < steps.size(); ++i)
+        if (steps[i].kind == ScriptStep::kWrite) last_write = i;
+      bool counted = true;
+      for (size_t i = 0; i < steps.size(); ++i) {
+        const ScriptStep& s = steps[i];
         if (s.kind == ScriptStep::kClose) {
           open = false;
           break;
@@ -163,6 +172,7 @@ class ScriptServer {
           SleepMs(s.ms);
           continue;
         }
+        if (i == last_write) --active_, counted = false;
         for (size_t off = 0; off < s.bytes.size();) {
           const ssize_t n = ::send(fd, s.bytes.data() + off, s.bytes.size() - off, MSG_NOSIGNAL);
           if (n <= 0) {
@@ -173,7 +183,7 @@ class ScriptServer {
         }
         if (!open) break;
       }
-      --active_;
+      if (counted) --active_;
     }
     Finish(fd);
   }
