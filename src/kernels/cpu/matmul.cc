@@ -31,7 +31,7 @@ std::atomic<int> g_gemm_min_tokens_override{0};  // 0: the ISA tier's own thresh
 size_t UnpackBytes(int64_t cols) {
   return 2 * size_t(cols / kActBlock) * kern::kUnpackedBlockBytes;
 }
-// Argmax mode, after the unpack area: one group's outputs, then this thread's best rows.
+// Argmax mode, after the unpack area: one RunGroups call's outputs, then this thread's best rows.
 struct Best {
   int32_t row[kArgmaxMaxTokens];
   float value[kArgmaxMaxTokens];
