@@ -208,6 +208,10 @@ class Bench {
     return HttpCall(url_, opts, std::move(req));
   }
 
+  bool WaitUntilReady() {
+    return WaitWhileLoading(url_, client_, o_.request_timeout_s, o_.progress);
+  }
+
   // The first model the server lists; "" (requests then name none) when it lists nothing.
   std::string DiscoverModel(std::string* server) {
     HttpCallResult r = Get("/v1/models");
@@ -411,6 +415,7 @@ Result<HttpBenchReport> RunHttpBench(const HttpBenchOptions& options) {
   };
 
   Bench bench(options, url);
+  rep.waited_for_ready = bench.WaitUntilReady();
   rep.model = options.model.empty() ? bench.DiscoverModel(&rep.server) : options.model;
   bench.set_model(rep.model);
   if (options.warmup > 0) {

@@ -84,6 +84,7 @@ struct HttpBenchReport {
   std::string brisk_version, cpu;
   std::string url, endpoint, model, server;  // server: the Server header, if it sent one
   HttpBenchOptions options;
+  bool waited_for_ready = false;  // GET /health answered 503 (model loading) at first
   int warmup_failures = 0;
   std::vector<std::string> warmup_messages;
   bool has_rss = false;

@@ -145,6 +145,7 @@ std::string HttpBenchReport::ToJson() const {
                    {"num_prompts", o.num_prompts},
                    {"duration_s", o.duration_s},
                    {"request_timeout_s", o.request_timeout_s}};
+  j["waited_for_ready"] = waited_for_ready;
   j["warmup_failures"] = warmup_failures;
   j["warmup_failure_messages"] = warmup_messages;
   if (has_rss)

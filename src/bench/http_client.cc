@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <thread>
 
 namespace brisk {
 namespace {
@@ -442,6 +443,27 @@ HttpCallResult HttpCall(const HttpUrl& url, const HttpClientOptions& options,
             [&out](HttpCallResult r) { out = std::move(r); });
   loop.Run();
   return out;
+}
+
+bool WaitWhileLoading(const HttpUrl& url, const HttpClientOptions& options, double max_wait_s,
+                      bool progress) {
+  constexpr double kPollTimeoutS = 5;
+  constexpr auto kPollDelay = std::chrono::milliseconds(250);
+  HttpClientOptions opts = options;
+  opts.total_timeout_s = std::min(opts.total_timeout_s, kPollTimeoutS);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(max_wait_s);
+  for (bool waited = false;; waited = true) {
+    HttpCallRequest req;
+    req.method = "GET";
+    req.target = url.base_path + "/health";
+    const HttpCallResult r = HttpCall(url, opts, std::move(req));
+    if (r.status != 503 || std::chrono::steady_clock::now() >= deadline) return waited;
+    if (!waited && progress)
+      std::fprintf(stderr, "waiting for the server: GET /health answers 503 (%.80s)\n",
+                   r.body.c_str());
+    std::this_thread::sleep_for(kPollDelay);
+  }
 }
 
 }  // namespace brisk

@@ -123,4 +123,11 @@ class HttpClientLoop {
 HttpCallResult HttpCall(const HttpUrl& url, const HttpClientOptions& options,
                         HttpCallRequest request);
 
+// While GET /health answers 503 (the server is still loading its model: brisk, vLLM and
+// llama-server all say so there) polls it every 250 ms, for at most max_wait_s; true when it
+// waited. Anything else (200, no /health route, no server at all) ends the wait at once: the
+// requests that follow show what is wrong. progress: one stderr line when the wait starts.
+bool WaitWhileLoading(const HttpUrl& url, const HttpClientOptions& options, double max_wait_s,
+                      bool progress);
+
 }  // namespace brisk

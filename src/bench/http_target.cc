@@ -30,6 +30,8 @@ class HttpTarget : public LoadTarget {
     info_.mode = "http";
     info_.url = url_.ToString();
     model_ = o_.model;
+    // A server still loading its model would fail every request of the first point.
+    WaitWhileLoading(url_, ClientOptions(o_), o_.request_timeout_s, /*progress=*/true);
     HttpCallResult r = Call("GET", "/v1/models", "");
     info_.server = r.server;
     if (model_.empty() && DescribeHttpFailure(r).empty()) model_ = FirstModelId(r.body);

@@ -162,6 +162,45 @@ describe('brisk bench', () => {
     }
   });
 
+  test('a server still loading its model: the bench waits for /health before measuring',
+       async () => {
+    let healthCalls = 0;
+    const srv = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const loading = healthCalls < 3;
+        if (req.url.startsWith('/health')) {
+          healthCalls += 1;
+          res.writeHead(loading ? 503 : 200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ status: loading ? 'loading' : 'ok' }));
+          return;
+        }
+        if (req.url.startsWith('/v1/models')) {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ data: [{ id: 'slow' }] }));
+          return;
+        }
+        // Generation: "loading" while /health says so, then an error the points must all show.
+        res.writeHead(loading ? 503 : 500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: loading ? 'the model is still loading'
+                                                            : 'the GPU caught fire',
+                                          type: 'server_error' } }));
+      });
+    });
+    await new Promise((resolve) => srv.listen(0, '127.0.0.1', resolve));
+    try {
+      const out = tmp('bench-loading');
+      const r = await run(['bench', '--url', `http://127.0.0.1:${srv.address().port}`, ...common,
+                           '--out', out], 60000);
+      assert.match(r.stderr, /waiting for the server: GET \/health answers 503/);
+      assert.equal(healthCalls, 4);  // 503 three times, then 200
+      assert.doesNotMatch(r.stdout + r.stderr, /still loading/);
+      readReport(out).points.forEach((p) => assert.equal(p.failures, 3));
+    } finally {
+      srv.close();
+    }
+  });
+
   test('bad options are refused before anything runs', async () => {
     for (const args of [['--concurrency', '0'], ['--workload', 'poetry'], ['--slo', 'ttft:abc'],
                         ['--request-rate', '-1'], ['--output-len', 'lots'],

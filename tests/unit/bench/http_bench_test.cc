@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <climits>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -55,6 +56,12 @@ Script Models() {
                                           R"({"object":"list","data":[{"id":"scripted"}]})"))};
 }
 
+Script Health(bool loading) {
+  return {
+      test::Write(test::WholeResponse(loading ? 503 : 200, "application/json",
+                                      loading ? R"({"status":"loading"})" : R"({"status":"ok"})"))};
+}
+
 HttpBenchOptions Options(const ScriptServer& s) {
   HttpBenchOptions o;
   o.url = s.url();
@@ -68,6 +75,7 @@ HttpBenchOptions Options(const ScriptServer& s) {
 
 TEST(HttpBench, MeasuresTheScriptedTiming) {
   ScriptServer server([](const ScriptRequest& r) {
+    if (r.target == "/health") return Health(false);
     if (r.target == "/v1/models") return Models();
     return GoodStream(5, 80, 50);
   });
@@ -103,12 +111,15 @@ TEST(HttpBench, MeasuresTheScriptedTiming) {
   // All three clients of the second level were in flight together.
   EXPECT_EQ(server.max_active(), 3);
 
-  // Requests: discovery, then warmup (16 tokens capped to output_len) and 6 measured streams.
+  // Requests: readiness, discovery, then warmup (16 tokens capped to output_len) and 6 measured
+  // streams.
   auto reqs = server.requests();
-  ASSERT_EQ(reqs.size(), 1u + 1 + 6);
-  EXPECT_EQ(reqs[0].target, "/v1/models");
+  ASSERT_EQ(reqs.size(), 2u + 1 + 6);
+  EXPECT_EQ(reqs[0].target, "/health");
+  EXPECT_EQ(reqs[1].target, "/v1/models");
+  EXPECT_FALSE(rep->waited_for_ready);
   std::set<std::string> prompts;
-  for (size_t i = 1; i < reqs.size(); ++i) {
+  for (size_t i = 2; i < reqs.size(); ++i) {
     EXPECT_EQ(reqs[i].target, "/v1/chat/completions");
     auto j = nlohmann::json::parse(reqs[i].body);
     EXPECT_EQ(j["model"], "scripted");
@@ -119,7 +130,7 @@ TEST(HttpBench, MeasuresTheScriptedTiming) {
     EXPECT_EQ(j["max_tokens"], 5);
     prompts.insert(j["messages"][0]["content"].get<std::string>());
   }
-  EXPECT_EQ(prompts.size(), reqs.size() - 1);  // every prompt different
+  EXPECT_EQ(prompts.size(), reqs.size() - 2);  // every prompt different
 
   const std::string table = rep->ToTable();
   EXPECT_NE(table.find("| conc | metric |  p50 ms |"), std::string::npos) << table;
@@ -146,13 +157,43 @@ TEST(HttpBench, CompletionsEndpointAndApiKey) {
   EXPECT_EQ(rep->runs[0].failures, 0);
   EXPECT_EQ(rep->runs[0].completion_tokens, 6);
   auto reqs = server.requests();
-  ASSERT_EQ(reqs.size(), 3u);  // no discovery: the model was given
-  auto j = nlohmann::json::parse(reqs[0].body);
-  EXPECT_EQ(reqs[0].target, "/v1/completions");
+  ASSERT_EQ(reqs.size(), 4u);  // readiness, then no discovery: the model was given
+  EXPECT_EQ(reqs[0].target, "/health");
+  auto j = nlohmann::json::parse(reqs[1].body);
+  EXPECT_EQ(reqs[1].target, "/v1/completions");
   EXPECT_TRUE(j["prompt"].is_string());
   EXPECT_EQ(j["model"], "m");
-  EXPECT_NE(reqs[0].head.find("\r\nAuthorization: Bearer sekrit\r\n"), std::string::npos)
-      << reqs[0].head;
+  EXPECT_NE(reqs[1].head.find("\r\nAuthorization: Bearer sekrit\r\n"), std::string::npos)
+      << reqs[1].head;
+}
+
+// A server still loading its model answers 503 on /health (and on generation requests): the
+// bench waits until it is ready instead of counting every request as failed.
+TEST(HttpBench, WaitsForAServerThatIsStillLoading) {
+  std::atomic<int> health_calls{0};
+  ScriptServer server([&health_calls](const ScriptRequest& r) {
+    const bool loading = health_calls.load() < 3;
+    if (r.target == "/health") {
+      ++health_calls;
+      return Health(loading);
+    }
+    if (loading)
+      return Script{test::Write(test::WholeResponse(
+          503, "application/json",
+          R"({"error":{"message":"the model is still loading","type":"unavailable_error"}})"))};
+    return GoodStream(5, 1, 1);
+  });
+  HttpBenchOptions o = Options(server);
+  o.model = "m";
+  o.warmup = 1;
+  auto rep = RunHttpBench(o);
+  ASSERT_TRUE(rep.ok()) << rep.message();
+  EXPECT_TRUE(rep->waited_for_ready);
+  EXPECT_EQ(health_calls.load(), 4);  // 503 three times, then 200
+  EXPECT_EQ(rep->warmup_failures, 0);
+  EXPECT_EQ(rep->runs[0].failures, 0)
+      << (rep->runs[0].failure_messages.empty() ? "" : rep->runs[0].failure_messages[0]);
+  EXPECT_EQ(rep->runs[0].completion_tokens, 15);
 }
 
 // Runs three requests against a server answering every stream with `script`; returns the run.
