@@ -121,7 +121,7 @@ Result<BenchReport> RunBenchSweep(LoadTarget& target, const BenchSweepOptions& o
   rep.workload = o.workload;
   rep.slo = o.slo;
   {
-    std::string len = o.output_len > 0              ? std::to_string(o.output_len)
+    std::string len = o.output_len > 0           ? std::to_string(o.output_len)
                       : o.workload == "qa"          ? "64"
                       : o.workload == "copywriting" ? "256"
                       : o.workload == "code"        ? "192"
