@@ -9,6 +9,10 @@
 //                  batched-decode and prefill shapes (gate/up concatenated), weights rotated over
 //                  1 GiB of copies (--quick: 256 MiB) for <= 64 tokens so they stream as in decode;
 //                  with AMX usable, each point is measured with and without it in the same run.
+//                [--gemm-from N]  take the GEMM path from N tokens instead of the ISA's threshold
+//                  (GEMV vs GEMM at the same token count)
+//                [--hot]  --gemm without the rotation: the weights stay in cache, so a kernel's
+//                  compute rate shows apart from how well it overlaps the memory stream
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -52,6 +56,7 @@ struct Shape {
 bool g_cpu_time = false;  // --cputime: the calling thread's CPU clock (use with --threads 1)
 bool g_best = false;      // --best: fastest run instead of the median (filters out preemption and
                           // co-tenant bursts on a shared VM when comparing kernel variants)
+bool g_hot = false;       // --hot: --gemm weights not rotated over copies (stay in cache)
 
 double NowS() {
   if (g_cpu_time) return ThreadCpuSeconds();
@@ -140,7 +145,7 @@ int GemmTable(ThreadPool& pool, const std::string& types_arg, const std::vector<
       ToBf16Tiles(x.data(), s.cols, max_tokens, s.cols, &xb, 0);
       for (int n : tokens) {
         // Rotate over copies while one pass over them takes well under the budget.
-        const int use = n <= 64 ? copies : 1;
+        const int use = n <= 64 && !g_hot ? copies : 1;
         auto time_once = [&] {
           return TimeIt(
                      [&] {
@@ -193,12 +198,16 @@ int main(int argc, char** argv) {
       g_cpu_time = true;
     else if (a == "--best")
       g_best = true;
+    else if (a == "--hot")
+      g_hot = true;
     else if (a == "--types" && i + 1 < argc)
       types_arg = argv[++i], types_given = true;
     else if (a == "--gemm")
       gemm_mode = true;
     else if (a == "--tokens" && i + 1 < argc)
       tokens_arg = argv[++i];
+    else if (a == "--gemm-from" && i + 1 < argc)
+      SetGemmMinTokensForTesting(std::atoi(argv[++i]));
     else if (a == "--isa" && i + 1 < argc) {
       Isa isa;
       if (!ParseIsa(argv[++i], &isa) || !IsaSupported(isa)) {
@@ -210,7 +219,7 @@ int main(int argc, char** argv) {
       std::fprintf(
           stderr,
           "usage: %s [--threads N] [--isa I] [--quick] [--types a,b] [--cputime] [--best]\n"
-          "          [--gemm [--tokens 8,16,...]]\n",
+          "          [--gemm [--tokens 8,16,...]] [--gemm-from N] [--hot]\n",
           argv[0]);
       return 2;
     }

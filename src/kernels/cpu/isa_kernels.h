@@ -112,6 +112,8 @@ struct IsaKernels {
   void (*silu_mul)(const float* g, const float* u, int64_t n, float* out);
   // Token count from which Matmul takes the gemm path (measured per tier: kernel_bench --gemm).
   int gemm_min_tokens = 4;
+  // Per kind (0: gemm_min_tokens), where AMX tiles are not in use.
+  int gemm_min_tokens_kind[8] = {};
   // Prefill path (null: the tier has none; used only where AmxBf16Enabled()) and its bf16
   // conversion (round to nearest even): values [32 b, 32 b + 32) of x go to out + b * stride.
   WideKernelFn wide[8] = {};
@@ -119,6 +121,9 @@ struct IsaKernels {
   void (*to_bf16)(const float* x, int64_t n, uint16_t* out, int64_t stride) = nullptr;
   // Optional (null: none): the gemm path over two consecutive groups at once (IntArgs::n_groups).
   IntKernelFn gemm_pair[8] = {};
+  // Optional: the gemv path over two consecutive groups, from gemv_pair_min_tokens[kind] tokens.
+  IntKernelFn gemv_pair[8] = {};
+  int gemv_pair_min_tokens[8] = {};
 };
 
 const IsaKernels& ScalarKernels();

@@ -95,6 +95,25 @@ void CheckInputs(const PackedWeights& w, const MatmulInput& in, int n_tokens,
 
 namespace matmul_detail {
 
+bool UsesGemm(const Job& j, PackedKind kind) {
+  const int forced = g_gemm_min_tokens_override.load(std::memory_order_relaxed);
+  const int own = j.amx ? 0 : j.k->gemm_min_tokens_kind[int(kind)];
+  return j.n_tokens >= (forced > 0 ? forced : own > 0 ? own : j.k->gemm_min_tokens);
+}
+
+kern::IntKernelFn PairKernel(const Job& j, PackedKind kind, int n_tokens) {
+  if (!UsesQ8Acts(kind)) return nullptr;
+  // AMX tiles (Gemm) beat the VNNI pair tiles where the CPU has them.
+  if (UsesGemm(j, kind)) return j.amx ? nullptr : j.k->gemm_pair[int(kind)];
+  return n_tokens >= j.k->gemv_pair_min_tokens[int(kind)] ? j.k->gemv_pair[int(kind)] : nullptr;
+}
+
+int64_t ClaimUnit(const Job& j) {
+  for (const PackedSegment& s : j.w->segments)
+    if (PairKernel(j, s.kind, j.n_tokens)) return 2;
+  return 1;
+}
+
 void PlanClaims(const PackedWeights& w, int n, GroupClaims& claims, int64_t min_chunk) {
   const size_t total = TotalUnits(w);
   int64_t groups = 0;
@@ -147,9 +166,8 @@ void RunGroups(const Job& j, const PackedSegment& s, int64_t g0, int64_t g1, int
     a.scratch = scratch;
     a.amx = j.amx;
     a.group_bytes = s.group_bytes;
-    const kern::IntKernelFn fn = (j.gemm ? j.k->gemm : j.k->gemv)[int(s.kind)];
-    // AMX tiles (Gemm) beat the VNNI pair tiles where the CPU has them.
-    const kern::IntKernelFn pair = j.gemm && !j.amx ? j.k->gemm_pair[int(s.kind)] : nullptr;
+    const kern::IntKernelFn fn = (UsesGemm(j, s.kind) ? j.k->gemm : j.k->gemv)[int(s.kind)];
+    const kern::IntKernelFn pair = PairKernel(j, s.kind, nt);
     for (int64_t g = g0; g < g1; g += a.n_groups) {
       a.n_groups = pair && g + 1 < g1 ? 2 : 1;
       a.group = s.data + size_t(g) * s.group_bytes;
@@ -221,15 +239,15 @@ void Matmul(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int
   }
   CheckInputs(w, in, n_tokens, ws, pool);
   if (n_tokens == 0 || w.rows == 0) return;
-  Job j{&w, &in, n_tokens, y, ldy, &ws, &kern::KernelsFor(isa), n_tokens >= GemmMinTokens(isa)};
+  Job j{&w, &in, n_tokens, y, ldy, &ws, &kern::KernelsFor(isa)};
   j.amx = isa == Isa::kAvx512 && AmxEnabled();
   int64_t total_groups = 0;
   for (const PackedSegment& s : w.segments) total_groups += s.n_groups();
   // Few row groups but many tokens (e.g. a 128-row K/V projection in prefill): split tokens.
   const int nthreads = pool.size();
   const bool split_tokens = total_groups < 4 * int64_t(nthreads) && n_tokens >= 16 * nthreads;
-  // Claims of whole pairs on the GEMM path, so its two-group kernel sees pairs.
-  if (!split_tokens) PlanClaims(w, nthreads, ws.claims(), j.gemm ? 2 : 1);
+  // Claims of whole pairs where a two-group kernel runs, so that it sees pairs.
+  if (!split_tokens) PlanClaims(w, nthreads, ws.claims(), ClaimUnit(j));
   // Memory-bound calls only: with many tokens the next matmul's start is not what waits.
   const PackedWeights* prefetch = n_tokens <= 8 ? next : nullptr;
   auto body = [&j, &pool, prefetch, split_tokens](int t, int n) {
@@ -257,12 +275,12 @@ void MatmulArgmax(ThreadPool& pool, const PackedWeights& w, const MatmulInput& i
   CheckInputs(w, in, n_tokens, ws, pool);
   BRISK_CHECK(n_tokens >= 0 && n_tokens <= kArgmaxMaxTokens);
   if (n_tokens == 0) return;
-  Job j{&w, &in, n_tokens, nullptr, 0, &ws, &kern::KernelsFor(isa), n_tokens >= GemmMinTokens(isa)};
+  Job j{&w, &in, n_tokens, nullptr, 0, &ws, &kern::KernelsFor(isa)};
   j.amx = isa == Isa::kAvx512 && AmxEnabled();
   auto slot = [&ws](int t) {
     return reinterpret_cast<Best*>(ws.thread_scratch(t) + UnpackBytes(ws.max_cols()) + YBufBytes());
   };
-  PlanClaims(w, pool.size(), ws.claims(), j.gemm ? 2 : 1);
+  PlanClaims(w, pool.size(), ws.claims(), ClaimUnit(j));
   // Better: larger value, or the same value at a lower row (threads visit rows in no fixed order).
   auto better = [](float v, int32_t row, float best_v, int32_t best_row) {
     return best_row < 0 || v > best_v || (v == best_v && row < best_row);

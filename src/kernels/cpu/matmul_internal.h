@@ -20,7 +20,6 @@ struct Job {
   int64_t ldy;
   MatmulWorkspace* ws;
   const kern::IsaKernels* k;
-  bool gemm;
   bool amx = false;
   // argmax mode
   bool argmax = false;
@@ -48,6 +47,16 @@ void ForClaimedGroups(const PackedWeights& w, GroupClaims& claims, int t, Fn&& f
     }
   }
 }
+
+// Whether segments of this kind take the GEMM path (unpack once into scratch) for j.n_tokens
+// tokens rather than GEMV: SetGemmMinTokensForTesting's threshold if set, else the tier's own for
+// the kind (IsaKernels::gemm_min_tokens_kind, not where AMX tiles run), else gemm_min_tokens.
+bool UsesGemm(const Job& j, PackedKind kind);
+
+// The two-group kernel for a segment of this kind with n_tokens tokens, or null (one group per
+// call). ClaimUnit: 2 where any segment of j.w has one (claims of whole pairs), else 1.
+kern::IntKernelFn PairKernel(const Job& j, PackedKind kind, int n_tokens);
+int64_t ClaimUnit(const Job& j);
 
 // Computes groups [g0, g1) of segment s for tokens [t0, t1) into y (row offset = s.row0 + 16 g).
 void RunGroups(const Job& j, const PackedSegment& s, int64_t g0, int64_t g1, int t0, int t1,

@@ -35,7 +35,7 @@ void MatmulWide(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in,
   if (t1 <= t0 || w.rows == 0) return;
   const kern::IsaKernels& k = kern::KernelsFor(isa);
   const int chunk = WideChunkTokens(w.cols);
-  Job j{&w, &in, t1, y, ldy, &ws, &k, false};
+  Job j{&w, &in, t1, y, ldy, &ws, &k};
   for (int c0 = t0; c0 < t1; c0 += chunk) {
     const int c1 = std::min(t1, c0 + chunk);
     PlanClaims(w, pool.size(), ws.claims());

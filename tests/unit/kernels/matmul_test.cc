@@ -81,9 +81,12 @@ void CheckType(ThreadPool& pool, GgmlType type, const Shape& s, uint32_t seed) {
 
 std::vector<Shape> ShapesFor(GgmlType type) {
   const int bs = GetTypeTraits(type).block_size;
+  // 10..24 tokens take the two-group GEMV kernel where the tier has one (Q8_0 from 16): 50 rows
+  // end in a pair whose second group has 2 rows, 130 rows in a group left alone.
   std::vector<Shape> all = {{896, 896, 1},  {128, 896, 3}, {37, 896, 70},  {896, 4864, 5},
-                            {4864, 896, 2}, {37, 512, 9},  {130, 256, 17}, {16, 4864, 1}};
-  if (SmallTests()) all = {{37, 512, 9}, {130, 256, 3}, {21, 896, 2}};
+                            {4864, 896, 2}, {37, 512, 9},  {130, 256, 17}, {16, 4864, 1},
+                            {50, 512, 10},  {50, 256, 17}};
+  if (SmallTests()) all = {{37, 512, 9}, {130, 256, 3}, {21, 896, 2}, {50, 256, 17}};
   std::vector<Shape> out;
   for (const Shape& s : all)
     if (s.cols % bs == 0) out.push_back(s);
@@ -141,8 +144,8 @@ TEST(Matmul, ConcatenatedSegmentsEqualSeparateMatmuls) {
   }
 }
 
-// 3 tokens take the GEMV path, 30 the GEMM path (two-group kernel where the tier has one); 1000
-// rows end in a partial group.
+// 3 tokens take the GEMV path, 20 the two-group GEMV kernel and 30 the GEMM path (two-group
+// kernels where the tier has them); 1000 rows end in a partial group.
 TEST(Matmul, ArgmaxMatchesFullOutput) {
   ThreadPool pool(2);
   const int64_t rows = SmallTests() ? 1000 : 20011, cols = 896;
@@ -150,7 +153,7 @@ TEST(Matmul, ArgmaxMatchesFullOutput) {
   const auto w = RandomWeights(GgmlType::kQ8_0, rows, cols, 9);
   const PackedWeights pw = PackWeights(GgmlType::kQ8_0, w.data(), rows, cols, &pool);
   MatmulWorkspace ws(cols, pool.size());
-  for (int n : {3, kMaxN}) {
+  for (int n : {3, 20, kMaxN}) {
     const auto x = RandomActs(n, cols, 10);
     Q8ActsBuffer qb(n, cols);
     QuantizeActs(x.data(), cols, n, &qb.view());

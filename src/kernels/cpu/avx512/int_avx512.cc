@@ -320,6 +320,95 @@ void GemmPair(const IntArgs& a) {
   RunTiles(kTile, a, 0, a.next_group);
 }
 
+// Two groups (a.group and the next, a.group_bytes on) x NT tokens on the GEMV path, unpacked in
+// registers one operand at a time, so only the current operand of each group is live beside the
+// 2 NT integer and 2 NT float accumulators. Each broadcast activation chunk feeds both groups
+// (PairTile's point); each token tile unpacks the pair again. Tile `tile` of `tiles` also
+// prefetches its share of the next pair (IntArgs::next_group) into L2: one pair ahead, spread
+// evenly over the tiles, so the memory stream runs while every tile computes (without it the
+// first tile alone streamed the pair, at one tile's pace: kernel_bench --gemm, Q5_0 gate+up at
+// 16 tokens 0.36 ms without, 0.30 with).
+// Per (row, token): DotTokens' exact integer sum and float epilogue (same bits as the one-group
+// paths).
+template <int Kind, int NT>
+void GemvPairTile(const IntArgs& a, int t0, int tile, int tiles) {
+  // Legacy kinds: operands o and 4 + o come from one 64-byte chunk, so take them together.
+  constexpr bool kChunkPairs = Kind <= 3;
+  const int64_t nb = a.cols / 32;
+  const uint8_t* g0 = a.group;
+  const uint8_t* g1 = a.group + a.group_bytes;
+  const uint8_t* next = a.next_group;
+  __m512 f0[NT], f1[NT];
+  for (int t = 0; t < NT; ++t) f0[t] = f1[t] = _mm512_setzero_ps();
+  const int8_t* x0 = a.aq + t0 * a.aq_stride;
+  const ActMeta* m0 = a.am + t0 * a.am_stride;
+  for (int64_t b = 0; b < nb; ++b) {
+    if (next && b % tiles == tile) {
+      const uint8_t* n0 = next + b * kBlockBytes[Kind];
+      for (size_t l = 0; l < kBlockBytes[Kind]; l += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(n0 + l), _MM_HINT_T1);
+        _mm_prefetch(reinterpret_cast<const char*>(n0 + a.group_bytes + l), _MM_HINT_T1);
+      }
+    }
+    const int8_t* x = x0 + 32 * b;
+    const ActMeta* m = m0 + b;
+    __m512i acc0[NT], acc1[NT];
+    for (int t = 0; t < NT; ++t)
+      acc0[t] = acc1[t] = _mm512_set1_epi32(NegOffset<Kind>(m[t * a.am_stride]));
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+      const int o = kChunkPairs ? i / 2 + 4 * (i % 2) : i;
+      const __m512i w0 = Operand<Kind>(g0, b, o), w1 = Operand<Kind>(g1, b, o);
+      for (int t = 0; t < NT; ++t) {
+        const __m512i xb = Bc(x + t * a.aq_stride, o);
+        acc0[t] = _mm512_dpbusd_epi32(acc0[t], w0, xb);
+        acc1[t] = _mm512_dpbusd_epi32(acc1[t], w1, xb);
+      }
+    }
+    __m512 s00, s01, s10, s11;
+    Scales<Kind>(g0, b, &s00, &s01);
+    Scales<Kind>(g1, b, &s10, &s11);
+    for (int t = 0; t < NT; ++t) {
+      const ActMeta& mt = m[t * a.am_stride];
+      const __m512 da = _mm512_set1_ps(mt.d);
+      f0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc0[t]), _mm512_mul_ps(s00, da), f0[t]);
+      f1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc1[t]), _mm512_mul_ps(s10, da), f1[t]);
+      if constexpr (ClassOf(Kind) == 1) {
+        const __m512 dsum = _mm512_set1_ps(mt.dsum);
+        f0[t] = _mm512_fmadd_ps(s01, dsum, f0[t]);
+        f1[t] = _mm512_fmadd_ps(s11, dsum, f1[t]);
+      }
+    }
+  }
+  const __mmask16 mask1 = __mmask16((1u << (a.valid_rows - 16)) - 1);
+  for (int t = 0; t < NT; ++t) {
+    float* y = a.y + (t0 + t) * a.ldy;
+    _mm512_storeu_ps(y, f0[t]);
+    _mm512_mask_storeu_ps(y + 16, mask1, f1[t]);
+  }
+}
+
+template <int Kind, int... NT>
+constexpr auto GemvPairTileTable(std::integer_sequence<int, NT...>) {
+  return std::array<void (*)(const IntArgs&, int, int, int), sizeof...(NT)>{
+      &GemvPairTile<Kind, NT + 1>...};
+}
+
+// Two consecutive groups on the GEMV path: token tiles of near-equal size, at most 4 (2 x 4 x 2
+// accumulators + 2 operands + 1 broadcast + constants fit the 32 registers).
+template <int Kind>
+void GemvPair(const IntArgs& a) {
+  constexpr int kMax = 4;
+  static constexpr auto kTile = GemvPairTileTable<Kind>(std::make_integer_sequence<int, kMax>{});
+  const int n = a.n_tokens;
+  const int tiles = (n + kMax - 1) / kMax;
+  for (int i = 0, t = 0; i < tiles; ++i) {
+    const int size = n / tiles + (i < n % tiles ? 1 : 0);
+    kTile[size - 1](a, t, i, tiles);
+    t += size;
+  }
+}
+
 }  // namespace
 
 // Defined in misc_avx512.cc and amx_bf16_avx512.cc.
@@ -336,9 +425,22 @@ const IsaKernels& Avx512Kernels() {
     t.gemm_pair[0] = GemmPair<0>, t.gemm_pair[1] = GemmPair<1>, t.gemm_pair[2] = GemmPair<2>;
     t.gemm_pair[3] = GemmPair<3>, t.gemm_pair[4] = GemmPair<4>, t.gemm_pair[5] = GemmPair<5>;
     t.gemm_pair[6] = GemmPair<6>, t.gemm_pair[7] = GemmPair<7>;
+    // Measured with kernel_bench --gemm, 2 threads, Zen 5 (one-group GEMV -> GemvPair, ms):
+    // Q5_0 gate+up 12 tokens 0.29 -> 0.25, 16 0.34 -> 0.29, 24 0.49 -> 0.40 but 8 0.185 ->
+    // 0.195; Q4_K ffn_down 16 0.17 -> 0.15; Q8_0 gate+up 16 0.33 -> 0.29 but 12 0.26 -> 0.27;
+    // Q6_K slower at every count (its operands cost the most to unpack, now once per tile).
+    for (int kind = 0; kind < 7; ++kind) t.gemv_pair_min_tokens[kind] = kind == 4 ? 16 : 10;
+    t.gemv_pair[0] = GemvPair<0>, t.gemv_pair[1] = GemvPair<1>, t.gemv_pair[2] = GemvPair<2>;
+    t.gemv_pair[3] = GemvPair<3>, t.gemv_pair[4] = GemvPair<4>, t.gemv_pair[5] = GemvPair<5>;
+    t.gemv_pair[6] = GemvPair<6>;
     FillAvx512Misc(&t);
     FillAvx512Wide(&t);
     t.gemm_min_tokens = 25;
+    // Q8_0's gemm path only copies its blocks into the scratch, and GemvPair (10 + 2 + 1
+    // registers per tile, operands straight from the packed groups) beat it up to 128 tokens
+    // (kernel_bench --gemm, 2 threads, Zen 5: gate+up 32 tokens 0.69 -> 0.56 ms, 64 1.17 ->
+    // 1.06, 128 1.84 -> 1.81, 512 7.64 -> 7.78).
+    t.gemm_min_tokens_kind[4] = 129;
     return t;
   }();
   return k;

@@ -56,32 +56,80 @@ inline void Fifth(const uint8_t* h, Unpacked* u) {
   }
 }
 
+// Operand o of block b of a packed group, unpacked on its own (the operand-at-a-time form of
+// Unpack, for GemvPairTile; same bytes; not Q6_K).
+template <int Kind>
+inline __m512i Operand(const uint8_t* g, int64_t b, int o) {
+  if constexpr (Kind <= 3) {  // legacy nibbles: chunk o % 4, low (o < 4) or high nibbles
+    const uint8_t* p = g + b * kBlockBytes[Kind];
+    const __m512i v = Load(p + 64 * (o % 4));
+    __m512i w = o < 4 ? Lo4(v) : Hi4(v);
+    if constexpr (Kind == 2 || Kind == 3) {
+      uint64_t m;
+      std::memcpy(&m, p + (Kind == 2 ? kQ5_0H : kQ5_1H) + 8 * o, 8);
+      w = _mm512_mask_add_epi8(w, _cvtu64_mask64(m), w, _mm512_set1_epi8(16));
+    }
+    return w;
+  } else if constexpr (Kind == 4) {
+    return Load(g + b * kQ8_0Stride + 64 * o);
+  } else {
+    static_assert(Kind == 5 || Kind == 6, "Q6_K has no GemvPair (slower: see Avx512Kernels)");
+    constexpr bool q5 = Kind == 6;
+    const uint8_t* sb = g + (b / 8) * (q5 ? kQ5_KStride : kQ4_KStride);
+    const int j = int(b % 8);
+    const __m512i v = Load(sb + (j / 2) * 512 + 64 * o);
+    __m512i w = (j & 1) ? Hi4(v) : Lo4(v);
+    if constexpr (q5) {
+      uint64_t m;
+      std::memcpy(&m, sb + kQ5_KH + 64 * j + 8 * o, 8);
+      w = _mm512_mask_add_epi8(w, _cvtu64_mask64(m), w, _mm512_set1_epi8(16));
+    }
+    return w;
+  }
+}
+
+// Block b's per-row scale vectors as Unpack computes them (s1: unused for class 0; no Q6_K).
+template <int Kind>
+inline void Scales(const uint8_t* g, int64_t b, __m512* s0, __m512* s1) {
+  if constexpr (Kind == 0 || Kind == 2 || Kind == 4) {
+    constexpr size_t d = Kind == 0 ? kQ4_0D : Kind == 2 ? kQ5_0D : kQ8_0D;
+    *s0 = LoadH16(g + b * kBlockBytes[Kind] + d);
+  } else if constexpr (Kind == 1 || Kind == 3) {
+    const uint8_t* p = g + b * kBlockBytes[Kind];
+    *s0 = LoadH16(p + (Kind == 1 ? kQ4_1D : kQ5_1D));
+    *s1 = LoadH16(p + (Kind == 1 ? kQ4_1M : kQ5_1M));
+  } else if constexpr (Kind == 5 || Kind == 6) {
+    constexpr bool q5 = Kind == 6;
+    const uint8_t* sb = g + (b / 8) * (q5 ? kQ5_KStride : kQ4_KStride);
+    const int j = int(b % 8);
+    const __m512 d = LoadH16(sb + (q5 ? kQ5_KD : kQ4_KD));
+    const __m512 dmin = LoadH16(sb + (q5 ? kQ5_KDmin : kQ4_KDmin));
+    *s0 = _mm512_mul_ps(d, U8ToF(sb + (q5 ? kQ5_KSc : kQ4_KSc) + 16 * j));
+    *s1 = _mm512_xor_ps(_mm512_mul_ps(dmin, U8ToF(sb + (q5 ? kQ5_KM : kQ4_KM) + 16 * j)),
+                        _mm512_set1_ps(-0.0f));
+  }
+}
+
 template <int Kind>
 inline void Unpack(const uint8_t* g, int64_t b, Unpacked* u) {
+  if constexpr (Kind != 7) Scales<Kind>(g, b, &u->s0, &u->s1);
   if constexpr (Kind == 0) {  // Q4_0
     const uint8_t* p = g + b * kQ4_0Stride;
     Nib4(p, u);
-    u->s0 = LoadH16(p + kQ4_0D);
   } else if constexpr (Kind == 1) {  // Q4_1
     const uint8_t* p = g + b * kQ4_1Stride;
     Nib4(p, u);
-    u->s0 = LoadH16(p + kQ4_1D);
-    u->s1 = LoadH16(p + kQ4_1M);
   } else if constexpr (Kind == 2) {  // Q5_0
     const uint8_t* p = g + b * kQ5_0Stride;
     Nib4(p, u);
     Fifth(p + kQ5_0H, u);
-    u->s0 = LoadH16(p + kQ5_0D);
   } else if constexpr (Kind == 3) {  // Q5_1
     const uint8_t* p = g + b * kQ5_1Stride;
     Nib4(p, u);
     Fifth(p + kQ5_1H, u);
-    u->s0 = LoadH16(p + kQ5_1D);
-    u->s1 = LoadH16(p + kQ5_1M);
   } else if constexpr (Kind == 4) {  // Q8_0
     const uint8_t* p = g + b * kQ8_0Stride;
     for (int o = 0; o < 8; ++o) u->w[o] = Load(p + 64 * o);
-    u->s0 = LoadH16(p + kQ8_0D);
   } else if constexpr (Kind == 5 || Kind == 6) {  // Q4_K, Q5_K
     constexpr bool q5 = Kind == 6;
     const uint8_t* sb = g + (b / 8) * (q5 ? kQ5_KStride : kQ4_KStride);
@@ -93,11 +141,6 @@ inline void Unpack(const uint8_t* g, int64_t b, Unpacked* u) {
       for (int k = 0; k < 8; ++k) u->w[k] = Lo4(Load(nib + 64 * k));
     }
     if constexpr (q5) Fifth(sb + kQ5_KH + 64 * j, u);
-    const __m512 d = LoadH16(sb + (q5 ? kQ5_KD : kQ4_KD));
-    const __m512 dmin = LoadH16(sb + (q5 ? kQ5_KDmin : kQ4_KDmin));
-    u->s0 = _mm512_mul_ps(d, U8ToF(sb + (q5 ? kQ5_KSc : kQ4_KSc) + 16 * j));
-    u->s1 = _mm512_xor_ps(_mm512_mul_ps(dmin, U8ToF(sb + (q5 ? kQ5_KM : kQ4_KM) + 16 * j)),
-                          _mm512_set1_ps(-0.0f));
   } else {  // Q6_K
     const uint8_t* sb = g + (b / 8) * kQ6_KStride;
     const int j = int(b % 8), n = j / 4, p = j % 4;
