@@ -25,6 +25,7 @@ using matmul_detail::RunGroups;
 namespace {
 
 constexpr int kArgmaxMaxTokens = 64;
+constexpr float kInf = std::numeric_limits<float>::infinity();
 std::atomic<int> g_gemm_min_tokens_override{0};  // 0: the ISA tier's own threshold
 
 // The GEMM path's unpacked blocks: room for two groups (IsaKernels::gemm_pair).
@@ -40,6 +41,19 @@ struct Best {
 constexpr int kArgmaxRows = 2 * kGroupRows;
 size_t YBufBytes() { return size_t(kArgmaxMaxTokens) * kArgmaxRows * sizeof(float); }
 size_t ArgmaxBufBytes() { return (YBufBytes() + sizeof(Best) + 63) / 64 * 64; }
+// The largest of x[0, n) (NaNs skipped; -inf if none), in four independent chains.
+float MaxOf(const float* x, int n) {
+  float m0 = -kInf, m1 = -kInf, m2 = -kInf, m3 = -kInf;
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    m0 = x[i] > m0 ? x[i] : m0;
+    m1 = x[i + 1] > m1 ? x[i + 1] : m1;
+    m2 = x[i + 2] > m2 ? x[i + 2] : m2;
+    m3 = x[i + 3] > m3 ? x[i + 3] : m3;
+  }
+  for (; i < n; ++i) m0 = x[i] > m0 ? x[i] : m0;
+  return std::max(std::max(m0, m1), std::max(m2, m3));
+}
 size_t WideBytes(int64_t cols) { return size_t(cols) * kern::kWideScratchBytesPerCol; }
 
 // Bytes a group streams: kRaw segments count rows, not groups, so scale to 16 rows per "group".
@@ -296,9 +310,13 @@ void MatmulArgmax(ThreadPool& pool, const PackedWeights& w, const MatmulInput& i
         // y_row_base chosen so the groups' rows land at ybuf[t * 32 + row - 16 g].
         RunGroups(j, s, g, ge, 0, j.n_tokens, ybuf, kArgmaxRows, -g * kGroupRows, scratch);
         const int valid = int(std::min<int64_t>((ge - g) * kGroupRows, s.rows - g * kGroupRows));
-        for (int tok = 0; tok < j.n_tokens; ++tok)
+        for (int tok = 0; tok < j.n_tokens; ++tok) {
+          // Most rows lose to the best so far: rule them out with a branch-free maximum (NaN
+          // never taken) and look for the winning row only when one can win.
+          const float* yt = ybuf + tok * kArgmaxRows;
+          if (local.row[tok] >= 0 && MaxOf(yt, valid) < local.value[tok]) continue;
           for (int r = 0; r < valid; ++r) {
-            const float v = ybuf[tok * kArgmaxRows + r];
+            const float v = yt[r];
             if (v != v) continue;  // NaN never wins
             const int32_t row = int32_t(s.row0 + g * kGroupRows + r);
             if (better(v, row, local.value[tok], local.row[tok])) {
@@ -306,6 +324,7 @@ void MatmulArgmax(ThreadPool& pool, const PackedWeights& w, const MatmulInput& i
               local.value[tok] = v;
             }
           }
+        }
       }
     });
     *slot(t) = local;
