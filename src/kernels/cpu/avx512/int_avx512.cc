@@ -232,6 +232,30 @@ void Gemm(const IntArgs& a) {
   Tiles<Kind, 8, true>(a, t, next);
 }
 
+// The min terms of class-1 kinds for both groups of a pair: f += s1 * dsum per token (after
+// the block's scaled integer sum, as in DotTokens).
+template <int NT>
+inline void AddPairMinTerms(__m512 s01, __m512 s11, const ActMeta* m, int64_t m_stride, __m512* f0,
+                            __m512* f1) {
+  for (int t = 0; t < NT; ++t) {
+    const __m512 dsum = _mm512_set1_ps(m[t * m_stride].dsum);
+    f0[t] = _mm512_fmadd_ps(s01, dsum, f0[t]);
+    f1[t] = _mm512_fmadd_ps(s11, dsum, f1[t]);
+  }
+}
+
+// Stores a pair tile's outputs. Group 0 is full whenever a group 1 exists; group 1 may be the
+// matrix's last, partial one.
+template <int NT>
+inline void StorePair(const IntArgs& a, int t0, const __m512* f0, const __m512* f1) {
+  const __mmask16 mask1 = __mmask16((1u << (a.valid_rows - 16)) - 1);
+  for (int t = 0; t < NT; ++t) {
+    float* y = a.y + (t0 + t) * a.ldy;
+    _mm512_storeu_ps(y, f0[t]);
+    _mm512_mask_storeu_ps(y + 16, mask1, f1[t]);
+  }
+}
+
 // GEMM tile over two groups' scratch records (group 1's at scratch + nb records) and NT tokens.
 // Each broadcast activation chunk feeds both groups' operands, and each loaded operand NT tokens:
 // per block 2 NT x 8 vpdpbusd against 8 NT broadcasts and 16 operand loads, where the one-group
@@ -284,22 +308,12 @@ void PairTile(const IntArgs& a, int t0, const uint8_t* next) {
       }
     }
     if constexpr (ClassOf(Kind) == 1) {
-      const __m512 s01 = _mm512_load_ps(reinterpret_cast<const float*>(r0 + kUnpackedS1));
-      const __m512 s11 = _mm512_load_ps(reinterpret_cast<const float*>(r1 + kUnpackedS1));
-      for (int t = 0; t < NT; ++t) {
-        const __m512 dsum = _mm512_set1_ps(m[t * a.am_stride].dsum);
-        f0[t] = _mm512_fmadd_ps(s01, dsum, f0[t]);
-        f1[t] = _mm512_fmadd_ps(s11, dsum, f1[t]);
-      }
+      AddPairMinTerms<NT>(_mm512_load_ps(reinterpret_cast<const float*>(r0 + kUnpackedS1)),
+                          _mm512_load_ps(reinterpret_cast<const float*>(r1 + kUnpackedS1)), m,
+                          a.am_stride, f0, f1);
     }
   }
-  // Group 0 is full whenever a group 1 exists; group 1 may be the matrix's last, partial one.
-  const __mmask16 mask1 = __mmask16((1u << (a.valid_rows - 16)) - 1);
-  for (int t = 0; t < NT; ++t) {
-    float* y = a.y + (t0 + t) * a.ldy;
-    _mm512_storeu_ps(y, f0[t]);
-    _mm512_mask_storeu_ps(y + 16, mask1, f1[t]);
-  }
+  StorePair<NT>(a, t0, f0, f1);
 }
 
 template <int Kind, int... NT>
@@ -369,23 +383,13 @@ void GemvPairTile(const IntArgs& a, int t0, int tile, int tiles) {
     Scales<Kind>(g0, b, &s00, &s01);
     Scales<Kind>(g1, b, &s10, &s11);
     for (int t = 0; t < NT; ++t) {
-      const ActMeta& mt = m[t * a.am_stride];
-      const __m512 da = _mm512_set1_ps(mt.d);
+      const __m512 da = _mm512_set1_ps(m[t * a.am_stride].d);
       f0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc0[t]), _mm512_mul_ps(s00, da), f0[t]);
       f1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc1[t]), _mm512_mul_ps(s10, da), f1[t]);
-      if constexpr (ClassOf(Kind) == 1) {
-        const __m512 dsum = _mm512_set1_ps(mt.dsum);
-        f0[t] = _mm512_fmadd_ps(s01, dsum, f0[t]);
-        f1[t] = _mm512_fmadd_ps(s11, dsum, f1[t]);
-      }
     }
+    if constexpr (ClassOf(Kind) == 1) AddPairMinTerms<NT>(s01, s11, m, a.am_stride, f0, f1);
   }
-  const __mmask16 mask1 = __mmask16((1u << (a.valid_rows - 16)) - 1);
-  for (int t = 0; t < NT; ++t) {
-    float* y = a.y + (t0 + t) * a.ldy;
-    _mm512_storeu_ps(y, f0[t]);
-    _mm512_mask_storeu_ps(y + 16, mask1, f1[t]);
-  }
+  StorePair<NT>(a, t0, f0, f1);
 }
 
 template <int Kind, int... NT>
