@@ -78,7 +78,9 @@ void MatmulArgmax(ThreadPool& pool, const PackedWeights& w, const MatmulInput& i
 
 // Tokens from which Matmul switches from the in-register GEMV path to the unpack-once GEMM path:
 // the ISA tier's measured threshold unless a test forced one (results are identical by
-// construction; tests force either path). n = 0 restores the tiers' own thresholds.
+// construction; tests force either path). n = 0 restores the tiers' own thresholds. A tier may
+// set its own threshold for some weight kinds (IsaKernels::gemm_min_tokens_kind); a forced one
+// applies to every kind.
 int GemmMinTokens(Isa isa = ActiveIsa());
 // True where wide tokens take the bf16 path (avx512 tier with AMX-BF16 enabled).
 bool WidePathAvailable(Isa isa = ActiveIsa());
