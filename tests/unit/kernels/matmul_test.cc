@@ -144,9 +144,11 @@ TEST(Matmul, ConcatenatedSegmentsEqualSeparateMatmuls) {
   }
 }
 
-// 3 tokens take the GEMV path, 20 the two-group GEMV kernel and 30 the GEMM path (two-group
-// kernels where the tier has them); 1000 rows end in a partial group.
+// 3 tokens take the GEMV path, 20 the two-group GEMV kernel and 30 the GEMM path, forced (Q8_0
+// would stay on GEMV; two-group kernels where the tier has them); 1000 rows end in a partial
+// group.
 TEST(Matmul, ArgmaxMatchesFullOutput) {
+  const int saved = GemmMinTokensOverride();
   ThreadPool pool(2);
   const int64_t rows = SmallTests() ? 1000 : 20011, cols = 896;
   constexpr int kMaxN = 30;
@@ -154,6 +156,7 @@ TEST(Matmul, ArgmaxMatchesFullOutput) {
   const PackedWeights pw = PackWeights(GgmlType::kQ8_0, w.data(), rows, cols, &pool);
   MatmulWorkspace ws(cols, pool.size());
   for (int n : {3, 20, kMaxN}) {
+    SetGemmMinTokensForTesting(n == kMaxN ? kMaxN : saved);
     const auto x = RandomActs(n, cols, 10);
     Q8ActsBuffer qb(n, cols);
     QuantizeActs(x.data(), cols, n, &qb.view());
@@ -172,6 +175,7 @@ TEST(Matmul, ArgmaxMatchesFullOutput) {
       }
     }
   }
+  SetGemmMinTokensForTesting(saved);
 }
 
 // Rows with equal outputs: the lowest row wins whichever threads claimed which groups.

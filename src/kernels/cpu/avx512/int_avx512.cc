@@ -194,7 +194,8 @@ void Tiles(const IntArgs& a, int t = 0, const uint8_t* next = nullptr) {
 // Up to 8 tokens share each in-register unpack. With the operand-major DotTokens this beat
 // unpacking once into the scratch up to ~24 tokens (kernel_bench --gemm, 2 threads: Q5_0
 // ffn_down at 8 tokens 0.20 -> 0.13 ms, gate+up 0.33 -> 0.25-0.28; at 32 the gemm path wins
-// about as often as it loses), hence gemm_min_tokens = 25 below. Q8_0 has no unpack to share
+// about as often as it loses), hence gemm_min_tokens = 25 below (the kinds with a GemvPair keep
+// the GEMV path longer: gemm_min_tokens_kind). Q8_0 has no unpack to share
 // but streams the most bytes per block, and each further tile rereads them: one tile of up to
 // 16 tokens measured ~20% faster there at 16 tokens (kernel_bench --gemm, 2 threads, Zen 4),
 // while the other types lost with it (their 8-chain DotTokens beats 4-token groups).
@@ -445,6 +446,10 @@ const IsaKernels& Avx512Kernels() {
     // (kernel_bench --gemm, 2 threads, Zen 5: gate+up 32 tokens 0.69 -> 0.56 ms, 64 1.17 ->
     // 1.06, 128 1.84 -> 1.81, 512 7.64 -> 7.78).
     t.gemm_min_tokens_kind[4] = 129;
+    // The other GemvPair kinds: up to 32 tokens (Q5_0 ffn_down 28 tokens 0.283 -> 0.252 ms,
+    // 32 0.316 -> 0.284, 40 0.372 -> 0.353; Q4_K 32 0.319 -> 0.300, 40 about even; Q5_0
+    // gate+up 32 0.574 -> 0.558, 48 0.794 -> 0.812). Q6_K keeps 25.
+    for (int kind : {0, 1, 2, 3, 5, 6}) t.gemm_min_tokens_kind[kind] = 33;
     return t;
   }();
   return k;
