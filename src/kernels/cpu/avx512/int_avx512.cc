@@ -168,21 +168,29 @@ constexpr auto TileTable(std::integer_sequence<int, NT...>) {
       &Tile<Kind, NT + 1, kScratch>...};
 }
 
-// Tokens [t, n_tokens) in ceil(n / Max) tiles of near-equal size: 17 tokens with Max 8 are
+// Tokens [t, t + n) in ceil(n / max) tiles of near-equal size: 17 tokens with max 8 are
 // 6 + 6 + 5, not 8 + 8 + 1, whose one-token tile is latency-bound (Dot) yet pays a whole pass
-// over the weights. A token's bits do not depend on its tile (Dot and DotTokens compute the same
-// formula). next: prefetched during the first tile (see IntArgs::next_group), if any.
+// over the weights. fn(i, tiles, t0, size) per tile. A token's bits do not depend on its tile
+// (Dot and DotTokens compute the same formula).
+template <typename Fn>
+void ForEachTile(int t, int n, int max, Fn&& fn) {
+  if (n <= 0) return;
+  const int tiles = (n + max - 1) / max;
+  for (int i = 0; i < tiles; ++i) {
+    const int size = n / tiles + (i < n % tiles ? 1 : 0);
+    fn(i, tiles, t, size);
+    t += size;
+  }
+}
+
+// Tokens [t, n_tokens) in ForEachTile's tiles; next: prefetched during the first tile (see
+// IntArgs::next_group), if any.
 template <size_t Max>
 void RunTiles(const std::array<void (*)(const IntArgs&, int, const uint8_t*), Max>& tile,
               const IntArgs& a, int t, const uint8_t* next) {
-  const int n = a.n_tokens - t;
-  if (n <= 0) return;
-  const int tiles = (n + int(Max) - 1) / int(Max);
-  for (int i = 0; i < tiles; ++i, next = nullptr) {
-    const int size = n / tiles + (i < n % tiles ? 1 : 0);
-    tile[size - 1](a, t, next);
-    t += size;
-  }
+  ForEachTile(t, a.n_tokens - t, int(Max), [&](int i, int, int t0, int size) {
+    tile[size - 1](a, t0, i == 0 ? next : nullptr);
+  });
 }
 
 template <int Kind, int Max, bool kScratch>
@@ -405,13 +413,8 @@ template <int Kind>
 void GemvPair(const IntArgs& a) {
   constexpr int kMax = 4;
   static constexpr auto kTile = GemvPairTileTable<Kind>(std::make_integer_sequence<int, kMax>{});
-  const int n = a.n_tokens;
-  const int tiles = (n + kMax - 1) / kMax;
-  for (int i = 0, t = 0; i < tiles; ++i) {
-    const int size = n / tiles + (i < n % tiles ? 1 : 0);
-    kTile[size - 1](a, t, i, tiles);
-    t += size;
-  }
+  ForEachTile(0, a.n_tokens, kMax,
+              [&](int i, int tiles, int t0, int size) { kTile[size - 1](a, t0, i, tiles); });
 }
 
 }  // namespace
@@ -441,8 +444,8 @@ const IsaKernels& Avx512Kernels() {
     FillAvx512Misc(&t);
     FillAvx512Wide(&t);
     t.gemm_min_tokens = 25;
-    // Q8_0's gemm path only copies its blocks into the scratch, and GemvPair (10 + 2 + 1
-    // registers per tile, operands straight from the packed groups) beat it up to 128 tokens
+    // Q8_0's gemm path only copies its blocks into the scratch, and GemvPair (operands
+    // straight from the packed groups) beat it up to 128 tokens
     // (kernel_bench --gemm, 2 threads, Zen 5: gate+up 32 tokens 0.69 -> 0.56 ms, 64 1.17 ->
     // 1.06, 128 1.84 -> 1.81, 512 7.64 -> 7.78).
     t.gemm_min_tokens_kind[4] = 129;
