@@ -59,6 +59,12 @@ void WriteKv(const KvBlocks& kv, int layer, int pos, const float* k, const float
   }
 }
 
+// x[i] += r[i]: a residual add, on the tokens of the thread that normalises them next (it was a
+// serial loop on the calling thread while the other workers waited).
+void AddRows(const float* __restrict r, float* __restrict x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] += r[i];
+}
+
 // ref::RopeNeox with the (cos, sin) pairs of the position precomputed.
 void RopeFromTable(float* x, int head_dim, const double* cs) {
   const int half = head_dim / 2;
@@ -174,10 +180,11 @@ void FastForward::QuantizeParallel(const float* x, int64_t ld, int n, Q8Acts& ac
   acts.n_tokens = nq;
 }
 
-void FastForward::NormParallel(int n, const std::vector<float>& w) {
+void FastForward::NormParallel(int n, const std::vector<float>& w, const float* residual) {
   const int d = c_.n_embd, nq = n - n_wide_;
   const float eps = float(c_.rms_eps);
   pool_.ParallelFor(n, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
+    if (residual) AddRows(residual + t0 * d, &x_[t0 * d], (t1 - t0) * d);
     const int64_t q1 = std::min<int64_t>(t1, nq);  // tokens that need int8 rows too
     if (q1 > t0) {
       Q8Acts sub = SubView(q_embd_.view(), int(t0));
@@ -251,6 +258,10 @@ void FastForward::Body(std::span<const int32_t> tokens, std::span<const SeqRun> 
     }
   });
   for (int l = 0; l < c_.n_layer; ++l) Layer(l, n, runs);
+  // The last layer's residual (every other one is added by the norm that follows it).
+  pool_.ParallelFor(n, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
+    AddRows(&tmp_[t0 * c_.n_embd], &x_[t0 * c_.n_embd], (t1 - t0) * c_.n_embd);
+  });
 }
 
 void FastForward::Layer(int l, int n, std::span<const SeqRun> runs) {
@@ -259,8 +270,9 @@ void FastForward::Layer(int l, int n, std::span<const SeqRun> runs) {
   const int ldqkv = qd + 2 * kvd;
   const Isa isa = ActiveIsa();
 
-  // Attention block: norm + quantise, one fused QKV matmul, bias/norm/RoPE, KV write.
-  NormParallel(n, P.attn_norm);
+  // Attention block: the previous layer's residual + norm + quantise, one fused QKV matmul,
+  // bias/norm/RoPE, KV write.
+  NormParallel(n, P.attn_norm, l > 0 ? tmp_.data() : nullptr);
   Matmul(pool_, P.qkv, Input(q_embd_.view(), xn_.data(), d, d), n, qkv_.data(), ldqkv, ws_, isa,
          &P.wo);
   pool_.ParallelFor(n, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
@@ -287,12 +299,12 @@ void FastForward::Layer(int l, int n, std::span<const SeqRun> runs) {
   QuantizeParallel(att_.data(), qd, n, q_attn_.view());
   Matmul(pool_, P.wo, Input(q_attn_.view(), att_.data(), qd, qd), n, tmp_.data(), d, ws_, isa,
          &P.gate_up);
-  for (size_t i = 0; i < size_t(n) * d; ++i) x_[i] += tmp_[i];
 
-  // Feed-forward block: norm + quantise, fused gate/up, SiLU * up, down. Wide tokens go through
-  // the fused gate/up + SwiGLU kernel straight into the down projection's bf16 input (the 20 MB of
-  // gate/up floats of a 512-token prefill never reach memory) unless down needs fp32 rows.
-  NormParallel(n, P.ffn_norm);
+  // Feed-forward block: residual + norm + quantise, fused gate/up, SiLU * up, down (its
+  // residual is added by the next layer's first norm, or at the end of Body). Wide tokens go
+  // through the fused gate/up + SwiGLU kernel straight into the down projection's bf16 input (the
+  // 20 MB of gate/up floats of a 512-token prefill never reach memory) unless down needs fp32 rows.
+  NormParallel(n, P.ffn_norm, tmp_.data());
   const bool glu = n_wide_ > 0 && GluWideSupported(P.gate_up, isa) && !P.down.uses_f32();
   const int n_plain = glu ? n - n_wide_ : n;  // tokens whose gate/up go through gu_ and ff_
   MatmulInput gin = Input(q_embd_.view(), xn_.data(), d, d);
@@ -303,19 +315,26 @@ void FastForward::Layer(int l, int n, std::span<const SeqRun> runs) {
   } else {
     Matmul(pool_, P.gate_up, gin, n, gu_.data(), 2 * ff, ws_, isa, &P.down);
   }
+  // SiLU * up, then (narrow tokens, a prefix of the plain ones) the down projection's int8 rows,
+  // in one parallel region: each thread quantises the rows it just wrote.
+  const int nq = n - n_wide_;
   pool_.ParallelFor(n_plain, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
     for (int64_t t = t0; t < t1; ++t) {
       const float* g = &gu_[size_t(t) * 2 * ff];
       SiluMul(g, g + ff, ff, &ff_[size_t(t) * ff]);
     }
+    const int64_t q1 = std::min<int64_t>(t1, nq);
+    if (q1 > t0) {
+      Q8Acts sub = SubView(q_ff_.view(), int(t0));
+      QuantizeActs(&ff_[size_t(t0) * ff], ff, int(q1 - t0), &sub);
+    }
   });
-  QuantizeParallel(ff_.data(), ff, n, q_ff_.view());
+  q_ff_.view().n_tokens = nq;
   MatmulInput din{&q_ff_.view(), ff_.data(), ff, &xff_, n_wide_};
   if (!glu) din = Input(q_ff_.view(), ff_.data(), ff, ff);
   // The next matmul after this layer's down projection: the next layer's QKV or the lm_head.
   const PackedWeights* after_down = l + 1 < c_.n_layer ? &layers_[l + 1].qkv : &output_;
   Matmul(pool_, P.down, din, n, tmp_.data(), d, ws_, isa, after_down);
-  for (size_t i = 0; i < size_t(n) * d; ++i) x_[i] += tmp_[i];
 }
 
 void FastForward::Attention(int l, int n, std::span<const SeqRun> runs) {

@@ -84,8 +84,9 @@ class FastForward {
   int GatherLogitRows(std::span<const int32_t> logit_rows);
   // Quantises the narrow (not wide) ones of n rows of x (stride ld) into acts on all threads.
   void QuantizeParallel(const float* x, int64_t ld, int n, Q8Acts& acts);
-  // RMSNorm of x_'s n rows with weights w into xn_, quantising the narrow ones into q_embd_.
-  void NormParallel(int n, const std::vector<float>& w);
+  // RMSNorm of x_'s n rows with weights w into xn_, quantising the narrow ones into q_embd_;
+  // residual (n rows like x_): added to x_ first.
+  void NormParallel(int n, const std::vector<float>& w, const float* residual = nullptr);
 
   const Model& model_;
   const ModelConfig& c_;
