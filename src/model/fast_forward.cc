@@ -130,7 +130,11 @@ FastForward::FastForward(const Model& model, ThreadPool& pool, int max_batch_tok
   ord_index_.reserve(T);
   ord_runs_.reserve(2 * T);
   // Room for the largest block size a store may use (the scratch is per block, not per context).
-  attn_scratch_per_thread_ = AttendScratchFloats(c_.group_size(), c_.head_dim, kMaxKvBlockSize);
+  // Whole cache lines per thread on a 64-byte aligned buffer, so the kernel's vector loads and
+  // stores of its K / V / sum rows never straddle two lines (with a plain vector and 76,000
+  // bytes per thread, at most one thread's scratch could be line-aligned).
+  attn_scratch_per_thread_ =
+      (AttendScratchFloats(c_.group_size(), c_.head_dim, kMaxKvBlockSize) + 15) / 16 * 16;
   attn_scratch_.resize(size_t(pool.size()) * attn_scratch_per_thread_);
 }
 

@@ -106,7 +106,7 @@ class FastForward {
   std::vector<SeqRun> ord_runs_;
   std::vector<int32_t> token_pos_, token_run_;  // per token: position and run index
   std::vector<double> rope_;                    // per token: head_dim/2 (cos, sin) pairs
-  std::vector<float> attn_scratch_;             // per thread: AttendScratchFloats
+  HugeVector<float> attn_scratch_;              // per thread: AttendScratchFloats, 64-aligned
   struct AttnItem {
     int t0, n_tokens;  // consecutive tokens of one run
   };
