@@ -337,10 +337,19 @@ void PairTile(const IntArgs& a, int t0, int tile, int tiles) {
   StorePair<NT>(a, t0, f0, f1);
 }
 
+// A pair kernel's token tile: (args, first token, tile index, tile count).
+using PairTileFn = void (*)(const IntArgs&, int, int, int);
+
+// Runs tile[size - 1] on each of ForEachTile's token tiles (tile i of `tiles`).
+template <size_t Max>
+void RunPairTiles(const std::array<PairTileFn, Max>& tile, const IntArgs& a) {
+  ForEachTile(0, a.n_tokens, int(Max),
+              [&](int i, int tiles, int t0, int size) { tile[size - 1](a, t0, i, tiles); });
+}
+
 template <int Kind, int... NT>
 constexpr auto PairTileTable(std::integer_sequence<int, NT...>) {
-  return std::array<void (*)(const IntArgs&, int, int, int), sizeof...(NT)>{
-      &PairTile<Kind, NT + 1>...};
+  return std::array<PairTileFn, sizeof...(NT)>{&PairTile<Kind, NT + 1>...};
 }
 
 // Two consecutive groups (IntArgs::n_groups == 2) on the GEMM path: both unpacked into the
@@ -352,8 +361,7 @@ void GemmPair(const IntArgs& a) {
   UnpackToScratch<Kind>(a.group, nb, a.scratch);
   UnpackToScratch<Kind>(a.group + a.group_bytes, nb, a.scratch + nb * kUnpackedBlockBytes);
   static constexpr auto kTile = PairTileTable<Kind>(std::make_integer_sequence<int, 5>{});
-  ForEachTile(0, a.n_tokens, 5,
-              [&](int i, int tiles, int t0, int size) { kTile[size - 1](a, t0, i, tiles); });
+  RunPairTiles(kTile, a);
 }
 
 // Two groups (a.group and the next, a.group_bytes on) x NT tokens on the GEMV path, unpacked in
@@ -410,8 +418,7 @@ void GemvPairTile(const IntArgs& a, int t0, int tile, int tiles) {
 
 template <int Kind, int... NT>
 constexpr auto GemvPairTileTable(std::integer_sequence<int, NT...>) {
-  return std::array<void (*)(const IntArgs&, int, int, int), sizeof...(NT)>{
-      &GemvPairTile<Kind, NT + 1>...};
+  return std::array<PairTileFn, sizeof...(NT)>{&GemvPairTile<Kind, NT + 1>...};
 }
 
 // Two consecutive groups on the GEMV path: token tiles of near-equal size, at most 4 (2 x 4 x 2
@@ -420,8 +427,7 @@ template <int Kind>
 void GemvPair(const IntArgs& a) {
   constexpr int kMax = 4;
   static constexpr auto kTile = GemvPairTileTable<Kind>(std::make_integer_sequence<int, kMax>{});
-  ForEachTile(0, a.n_tokens, kMax,
-              [&](int i, int tiles, int t0, int size) { kTile[size - 1](a, t0, i, tiles); });
+  RunPairTiles(kTile, a);
 }
 
 }  // namespace
