@@ -312,10 +312,14 @@ void FastForward::Layer(int l, int n, std::span<const SeqRun> runs) {
   const bool glu = n_wide_ > 0 && GluWideSupported(P.gate_up, isa) && !P.down.uses_f32();
   const int n_plain = glu ? n - n_wide_ : n;  // tokens whose gate/up go through gu_ and ff_
   MatmulInput gin = Input(q_embd_.view(), xn_.data(), d, d);
+  // Many narrow tokens: the integer path's fused gate/up + SwiGLU writes ff_ directly.
+  const bool int_glu = !glu && n_wide_ == 0 && IntGluSupported(P.gate_up, n, isa);
   if (glu) {
     gin.n_wide = 0;
     Matmul(pool_, P.gate_up, gin, n_plain, gu_.data(), 2 * ff, ws_, isa);
     MatmulGluWide(pool_, P.gate_up, xb_, n_wide_, &xff_, ws_, isa);
+  } else if (int_glu) {
+    MatmulGlu(pool_, P.gate_up, gin, n, ff_.data(), ff, ws_, isa);
   } else {
     Matmul(pool_, P.gate_up, gin, n, gu_.data(), 2 * ff, ws_, isa, &P.down);
   }
@@ -323,7 +327,7 @@ void FastForward::Layer(int l, int n, std::span<const SeqRun> runs) {
   // in one parallel region: each thread quantises the rows it just wrote.
   const int nq = n - n_wide_;
   pool_.ParallelFor(n_plain, kTokenGrain, [&](int64_t t0, int64_t t1, int) {
-    for (int64_t t = t0; t < t1; ++t) {
+    for (int64_t t = t0; t < t1 && !int_glu; ++t) {
       const float* g = &gu_[size_t(t) * 2 * ff];
       SiluMul(g, g + ff, ff, &ff_[size_t(t) * ff]);
     }

@@ -284,6 +284,57 @@ void Matmul(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int
   pool.Run(body);
 }
 
+bool IntGluSupported(const PackedWeights& w, int n_tokens, Isa isa) {
+  if (w.segments.size() != 2 || n_tokens <= 0) return false;
+  const PackedSegment &g = w.segments[0], &u = w.segments[1];
+  if (!UsesQ8Acts(g.kind) || g.kind != u.kind || g.rows != u.rows || g.rows % kGroupRows != 0 ||
+      g.group_bytes != u.group_bytes || u.data <= g.data)
+    return false;
+  Job j{&w, nullptr, n_tokens, nullptr, 0, nullptr, &kern::KernelsFor(isa)};
+  j.amx = isa == Isa::kAvx512 && AmxEnabled();
+  return !j.amx && UsesGemm(j, g.kind) && j.k->gemm_pair[int(g.kind)] != nullptr;
+}
+
+void MatmulGlu(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int n_tokens,
+               float* out, int64_t ldo, MatmulWorkspace& ws, Isa isa) {
+  BRISK_CHECK(IntGluSupported(w, n_tokens, isa) && in.n_wide == 0);
+  CheckInputs(w, in, n_tokens, ws, pool);
+  const kern::IsaKernels& k = kern::KernelsFor(isa);
+  const PackedSegment &gate = w.segments[0], &up = w.segments[1];
+  const int64_t groups = gate.n_groups();
+  // Threads start on equal contiguous ranges of gate groups (each with its up group) and steal
+  // one group at a time, as MatmulGluWide.
+  GroupClaims& claims = ws.claims();
+  const int n = pool.size();
+  for (int t = 0; t <= claims.n_threads(); ++t) claims.starts()[t] = groups * std::min(t, n) / n;
+  claims.Reset(1);
+  const Q8Acts& q = *in.q;
+  pool.Run([&](int t, int) {
+    kern::IntArgs a;
+    a.cols = w.cols;
+    a.aq = q.qs;
+    a.aq_stride = q.qs_stride;
+    a.am = q.meta;
+    a.am_stride = q.meta_stride;
+    a.n_tokens = n_tokens;
+    a.ldy = ldo;
+    a.scratch = ws.thread_scratch(t);
+    a.amx = false;
+    a.n_groups = 2;
+    a.valid_rows = 2 * kGroupRows;
+    a.group_bytes = size_t(up.data - gate.data);  // group 1: the same rows of up
+    a.glu = k.silu_mul;
+    int64_t g0, g1;
+    while (claims.Next(t, &g0, &g1))
+      for (int64_t g = g0; g < g1; ++g) {
+        a.group = gate.data + size_t(g) * gate.group_bytes;
+        a.next_group = g + 1 < groups ? a.group + gate.group_bytes : nullptr;
+        a.y = out + g * kGroupRows;
+        k.gemm_pair[int(gate.kind)](a);
+      }
+  });
+}
+
 void MatmulArgmax(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int n_tokens,
                   int32_t* best_row, float* best_value, MatmulWorkspace& ws, Isa isa) {
   CheckInputs(w, in, n_tokens, ws, pool);

@@ -92,6 +92,16 @@ bool WidePathAvailable(Isa isa = ActiveIsa());
 bool GluWideSupported(const PackedWeights& w, Isa isa = ActiveIsa());
 void MatmulGluWide(ThreadPool& pool, const PackedWeights& w, const Bf16Acts& xb, int n_wide,
                    Bf16Acts* out, MatmulWorkspace& ws, Isa isa = ActiveIsa());
+
+// The fused feed-forward entry of the integer path: w = [gate; up] as for MatmulGluWide, n_tokens
+// narrow tokens (in.q); writes silu(gate) * up of token t to out + t * ldo (w.rows / 2 floats).
+// Same bits as Matmul + SiluMul. Only where the GEMM path's two-group kernel runs for this many
+// tokens (IntGluSupported): the gate/up floats of a prefill chunk (20 MB per 512 tokens for the
+// 0.5B) then never go to memory and back.
+bool IntGluSupported(const PackedWeights& w, int n_tokens, Isa isa = ActiveIsa());
+void MatmulGlu(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int n_tokens,
+               float* out, int64_t ldo, MatmulWorkspace& ws, Isa isa = ActiveIsa());
+
 int GemmMinTokensOverride();
 void SetGemmMinTokensForTesting(int n);
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "kernel_test_util.h"
+#include "kernels/cpu/elementwise.h"
 
 namespace brisk::test {
 namespace {
@@ -142,6 +143,54 @@ TEST(Matmul, ConcatenatedSegmentsEqualSeparateMatmuls) {
       row0 += p.rows;
     }
   }
+}
+
+// The integer path's fused gate/up + SwiGLU (MatmulGlu) gives the bits of Matmul into
+// [gate; up] followed by SiluMul, for every integer kind, at token counts that take the GEMM path
+// on their own (40, 77: ragged tiles) and one forced there (12); gate values reach both tails
+// of the SiLU.
+TEST(Matmul, IntGluEqualsMatmulThenSilu) {
+  ThreadPool pool(2);
+  const int saved = GemmMinTokensOverride();
+  const int64_t rows = 96;
+  int forced_checked = 0;  // avx512 runs at 12 tokens with the GEMM path forced
+  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
+                        GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
+    const int64_t cols = GetTypeTraits(type).block_size == 256 ? 512 : 896;
+    for (int n : {12, 40, 77}) {
+      SCOPED_TRACE(std::string(TypeName(type)) + ", tokens " + std::to_string(n));
+      SetGemmMinTokensForTesting(n == 12 ? 12 : saved);
+      const auto wg = RandomWeights(type, rows, cols, 31 + n),
+                 wu = RandomWeights(type, rows, cols, 57);
+      const PackedWeights pw =
+          PackWeightsConcat({{type, wg.data(), rows}, {type, wu.data(), rows}}, cols, &pool);
+      std::vector<float> x = RandomActs(n, cols, 5 + n);
+      for (float& v : x) v *= 4.0f;
+      Q8ActsBuffer qb(n, cols);
+      QuantizeActs(x.data(), cols, n, &qb.view());
+      for (Isa isa : TestIsas()) {
+        if (!IntGluSupported(pw, n, isa)) continue;  // no two-group GEMM kernel on this tier
+        const auto y = RunMatmul(pool, pw, x.data(), &qb.view(), n, isa);
+        std::vector<float> want(size_t(n) * rows), got(size_t(n) * rows, -12345.0f);
+        for (int t = 0; t < n; ++t)
+          SiluMul(&y[size_t(t) * 2 * rows], &y[size_t(t) * 2 * rows + rows], rows,
+                  &want[size_t(t) * rows], isa);
+        MatmulWorkspace ws(cols, pool.size());
+        MatmulInput in;
+        in.q = &qb.view();
+        in.x = x.data();
+        in.ldx = cols;
+        MatmulGlu(pool, pw, in, n, got.data(), rows, ws, isa);
+        for (size_t i = 0; i < got.size(); ++i)
+          ASSERT_EQ(BitsFromFp32(got[i]), BitsFromFp32(want[i])) << IsaName(isa) << " value " << i;
+        forced_checked += n == 12 && isa == Isa::kAvx512;
+      }
+    }
+  }
+  SetGemmMinTokensForTesting(saved);
+  // The avx512 tier has the two-group GEMM kernel for every integer kind: with the GEMM path
+  // forced, the fused path must have run for all eight.
+  if (IsaSupported(Isa::kAvx512) && !AmxEnabled()) EXPECT_EQ(forced_checked, 8);
 }
 
 // 3 tokens take the GEMV path, 20 the two-group GEMV kernel and 30 the GEMM path, forced (Q8_0
