@@ -17,9 +17,11 @@
 namespace brisk {
 
 using matmul_detail::ForClaimedGroups;
+using matmul_detail::GateUpSegments;
 using matmul_detail::Job;
 using matmul_detail::MatmulWide;
 using matmul_detail::PlanClaims;
+using matmul_detail::PlanGateClaims;
 using matmul_detail::RunGroups;
 
 namespace {
@@ -285,11 +287,9 @@ void Matmul(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int
 }
 
 bool IntGluSupported(const PackedWeights& w, int n_tokens, Isa isa) {
-  if (w.segments.size() != 2 || n_tokens <= 0) return false;
+  if (n_tokens <= 0 || !GateUpSegments(w)) return false;
   const PackedSegment &g = w.segments[0], &u = w.segments[1];
-  if (!UsesQ8Acts(g.kind) || g.kind != u.kind || g.rows != u.rows || g.rows % kGroupRows != 0 ||
-      g.group_bytes != u.group_bytes || u.data <= g.data)
-    return false;
+  if (g.rows % kGroupRows != 0 || u.data <= g.data) return false;
   Job j{&w, nullptr, n_tokens, nullptr, 0, nullptr, &kern::KernelsFor(isa)};
   j.amx = isa == Isa::kAvx512 && AmxEnabled();
   return !j.amx && UsesGemm(j, g.kind) && j.k->gemm_pair[int(g.kind)] != nullptr;
@@ -302,12 +302,8 @@ void MatmulGlu(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, 
   const kern::IsaKernels& k = kern::KernelsFor(isa);
   const PackedSegment &gate = w.segments[0], &up = w.segments[1];
   const int64_t groups = gate.n_groups();
-  // Threads start on equal contiguous ranges of gate groups (each with its up group) and steal
-  // one group at a time, as MatmulGluWide.
   GroupClaims& claims = ws.claims();
-  const int n = pool.size();
-  for (int t = 0; t <= claims.n_threads(); ++t) claims.starts()[t] = groups * std::min(t, n) / n;
-  claims.Reset(1);
+  PlanGateClaims(claims, groups, pool.size());
   const Q8Acts& q = *in.q;
   pool.Run([&](int t, int) {
     kern::IntArgs a;

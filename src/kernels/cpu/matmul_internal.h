@@ -62,6 +62,23 @@ int64_t ClaimUnit(const Job& j);
 void RunGroups(const Job& j, const PackedSegment& s, int64_t g0, int64_t g1, int t0, int t1,
                float* y, int64_t ldy, int64_t y_row_base, uint8_t* scratch);
 
+// The fused gate/up entries (MatmulGlu, MatmulGluWide): whether w is [gate; up] as
+// PackWeightsConcat builds it, two integer segments of one kind, rows and group size.
+inline bool GateUpSegments(const PackedWeights& w) {
+  if (w.segments.size() != 2) return false;
+  const PackedSegment &g = w.segments[0], &u = w.segments[1];
+  return UsesQ8Acts(g.kind) && g.kind == u.kind && g.rows == u.rows &&
+         g.group_bytes == u.group_bytes;
+}
+
+// Their claims: threads start on equal contiguous ranges of the gate groups (each computed with
+// its up group) and steal one group at a time.
+inline void PlanGateClaims(GroupClaims& claims, int64_t gate_groups, int n_threads) {
+  for (int t = 0; t <= claims.n_threads(); ++t)
+    claims.starts()[t] = gate_groups * std::min(t, n_threads) / n_threads;
+  claims.Reset(1);
+}
+
 // Tokens [t0, t1) of the call (the wide ones) on the bf16 path (matmul_wide.cc).
 void MatmulWide(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int t0, int t1,
                 float* y, int64_t ldy, MatmulWorkspace& ws, Isa isa);

@@ -7,6 +7,9 @@
 #include "util/check.h"
 
 namespace brisk {
+
+using matmul_detail::GateUpSegments;
+using matmul_detail::PlanGateClaims;
 namespace {
 
 // Token chunk of the wide path: the chunk's bf16 rows stay in L2 (~1.5 MiB of the 2 MiB per
@@ -73,10 +76,9 @@ bool WidePathAvailable(Isa isa) {
 }
 
 bool GluWideSupported(const PackedWeights& w, Isa isa) {
-  if (!WidePathAvailable(isa) || w.segments.size() != 2) return false;
-  const PackedSegment &g = w.segments[0], &u = w.segments[1];
-  return UsesQ8Acts(g.kind) && g.kind == u.kind && g.rows == u.rows && g.rows % 32 == 0 &&
-         g.group_bytes == u.group_bytes && kern::KernelsFor(isa).wide_glu[int(g.kind)] != nullptr;
+  if (!WidePathAvailable(isa) || !GateUpSegments(w)) return false;
+  const PackedSegment& g = w.segments[0];
+  return g.rows % 32 == 0 && kern::KernelsFor(isa).wide_glu[int(g.kind)] != nullptr;
 }
 
 void MatmulGluWide(ThreadPool& pool, const PackedWeights& w, const Bf16Acts& xb, int n_wide,
@@ -94,12 +96,8 @@ void MatmulGluWide(ThreadPool& pool, const PackedWeights& w, const Bf16Acts& xb,
   const int64_t groups = gate.n_groups();
   for (int c0 = 0; c0 < n_wide; c0 += chunk) {
     const int c1 = std::min(n_wide, c0 + chunk);
-    // Threads start on equal contiguous ranges of gate groups (each with its up group) and
-    // steal one group at a time.
     GroupClaims& claims = ws.claims();
-    const int n = pool.size();
-    for (int t = 0; t <= claims.n_threads(); ++t) claims.starts()[t] = groups * std::min(t, n) / n;
-    claims.Reset(1);
+    PlanGateClaims(claims, groups, pool.size());
     pool.Run([&](int t, int) {
       kern::WideGluArgs a;
       a.cols = w.cols;
