@@ -57,10 +57,16 @@ void ThreadPool::WorkerLoop(int index) {
     if (stop_.load()) return;
     (*job_)(index, n_threads_);
     pending_.fetch_sub(1, std::memory_order_acq_rel);
+    // The next job's weights while the calling thread runs the serial code between jobs, but
+    // never past the start of that job: a full queue of misses blocks each further prefetch, and
+    // 128 KiB of them outlast the gap.
     WorkerPrefetch& pf = prefetch_[size_t(index)];
-    for (int i = 0; i < pf.n; ++i)
-      for (size_t off = 0; off < pf.r[i].bytes; off += 64)
+    auto next_job = [&] { return generation_.load(std::memory_order_relaxed) != seen; };
+    for (int i = 0; i < pf.n && !next_job(); ++i)
+      for (size_t off = 0; off < pf.r[i].bytes; off += 64) {
         __builtin_prefetch(pf.r[i].p + off, 0, 2);  // read, into L2 (prefetcht1)
+        if (off % 1024 == 0 && next_job()) break;
+      }
     pf.n = 0;
   }
 }

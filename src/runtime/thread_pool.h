@@ -36,7 +36,8 @@ class ThreadPool {
   // it prefetches [p, p + bytes) into L2 before waiting for the next job. Decode leaves memory
   // idle between matmuls (the caller runs norms, RoPE, residuals alone); this lets the idle
   // worker pull in the first weights each thread will stream in the next matmul, off the
-  // critical path. At most kMaxPrefetch ranges per job; the pointers must stay valid.
+  // critical path. It stops early when the next job starts. At most kMaxPrefetch ranges per job;
+  // the pointers must stay valid.
   static constexpr int kMaxPrefetch = 2;
   void PrefetchAfterJob(int thread, const void* p, size_t bytes);
 
