@@ -16,8 +16,18 @@ import { describe, test } from 'node:test';
 import { parseArgs, startServer } from './lib/brisk_server.mjs';
 
 const opts = parseArgs();
+// Every directory this test makes, removed when it exits (passed or not).
+const made = [];
+function mkTemp(prefix) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+process.on('exit', () => {
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
+});
 // Reports' "latest" copies go to a private BRISK_HOME, not the user's.
-const home = fs.mkdtempSync(path.join(os.tmpdir(), 'brisk-bench-home-'));
+const home = mkTemp('brisk-bench-home-');
 
 function run(args, timeoutMs = 240000) {
   return new Promise((resolve, reject) => {
@@ -38,7 +48,7 @@ function run(args, timeoutMs = 240000) {
   });
 }
 
-const tmp = (name) => fs.mkdtempSync(path.join(os.tmpdir(), `brisk-${name}-`));
+const tmp = (name) => mkTemp(`brisk-${name}-`);
 const readReport = (dir) => JSON.parse(fs.readFileSync(path.join(dir, 'report.json'), 'utf8'));
 const common = ['--workload', 'mix', '--concurrency', '1,2', '--num-prompts', '3',
                 '--output-len', '5', '--warmup', '1', '--no-progress'];

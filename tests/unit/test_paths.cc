@@ -4,6 +4,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
+#include <system_error>
+#include <vector>
 
 namespace brisk::test {
 namespace fs = std::filesystem;
@@ -33,10 +36,39 @@ std::string FindGoldenOrData(const std::string& golden_rel, const std::string& d
   return "";
 }
 
+namespace {
+// The directories TempDir() made, removed with everything in them when the test process exits,
+// so a suite run leaves nothing in the temporary directory (some tests write models of ~200 MB
+// there; without this, repeated runs of scripts/test piled up gigabytes).
+class TempDirs {
+ public:
+  ~TempDirs() {
+    for (const std::string& d : dirs_) {
+      std::error_code ec;
+      fs::remove_all(d, ec);
+    }
+  }
+  void Add(const std::string& d) {
+    std::lock_guard<std::mutex> lock(mu_);
+    dirs_.push_back(d);
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> dirs_;
+};
+TempDirs& MadeDirs() {
+  static TempDirs dirs;
+  return dirs;
+}
+}  // namespace
+
 std::string TempDir() {
   std::string tmpl = (fs::temp_directory_path() / "brisk_test_XXXXXX").string();
   char* p = mkdtemp(tmpl.data());
-  return p ? std::string(p) : std::string();
+  if (!p) return std::string();
+  MadeDirs().Add(p);
+  return std::string(p);
 }
 
 std::string BriskBinary() { return BRISK_BINARY; }

@@ -13,7 +13,8 @@ std::string GoldenPath(const std::string& name);
 bool HaveGolden();
 // Prefer the full golden file; fall back to the committed subset in tests/data; "" if neither.
 std::string FindGoldenOrData(const std::string& golden_rel, const std::string& data_name);
-// A fresh temporary directory for one test.
+// A fresh temporary directory for one test, removed (with its contents) when the test process
+// exits.
 std::string TempDir();
 // Absolute path of the built `brisk` binary.
 std::string BriskBinary();
