@@ -95,6 +95,23 @@ void PrefetchNextStarts(ThreadPool& pool, const PackedWeights& next, int t, int 
   }
 }
 
+// An integer kernel's arguments for tokens [t0, t0 + nt) of q over `cols` columns, writing rows
+// ldy floats apart; the caller adds the groups.
+kern::IntArgs TokenArgs(const Q8Acts& q, int64_t cols, int t0, int nt, int64_t ldy,
+                        uint8_t* scratch) {
+  kern::IntArgs a;
+  a.cols = cols;
+  a.aq = q.qs + t0 * q.qs_stride;
+  a.aq_stride = q.qs_stride;
+  a.am = q.meta + t0 * q.meta_stride;
+  a.am_stride = q.meta_stride;
+  a.n_tokens = nt;
+  a.ldy = ldy;
+  a.scratch = scratch;
+  a.amx = false;
+  return a;
+}
+
 void CheckInputs(const PackedWeights& w, const MatmulInput& in, int n_tokens,
                  const MatmulWorkspace& ws, const ThreadPool& pool) {
   BRISK_CHECK(n_tokens >= 0);
@@ -170,16 +187,7 @@ void RunGroups(const Job& j, const PackedSegment& s, int64_t g0, int64_t g1, int
   const int nt = t1 - t0;
   const int64_t cols = j.w->cols;
   if (UsesQ8Acts(s.kind)) {
-    const Q8Acts& q = *j.in->q;
-    kern::IntArgs a;
-    a.cols = cols;
-    a.aq = q.qs + t0 * q.qs_stride;
-    a.aq_stride = q.qs_stride;
-    a.am = q.meta + t0 * q.meta_stride;
-    a.am_stride = q.meta_stride;
-    a.n_tokens = nt;
-    a.ldy = ldy;
-    a.scratch = scratch;
+    kern::IntArgs a = TokenArgs(*j.in->q, cols, t0, nt, ldy, scratch);
     a.amx = j.amx;
     a.group_bytes = s.group_bytes;
     const kern::IntKernelFn fn = (UsesGemm(j, s.kind) ? j.k->gemm : j.k->gemv)[int(s.kind)];
@@ -306,16 +314,7 @@ void MatmulGlu(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, 
   PlanGateClaims(claims, groups, pool.size());
   const Q8Acts& q = *in.q;
   pool.Run([&](int t, int) {
-    kern::IntArgs a;
-    a.cols = w.cols;
-    a.aq = q.qs;
-    a.aq_stride = q.qs_stride;
-    a.am = q.meta;
-    a.am_stride = q.meta_stride;
-    a.n_tokens = n_tokens;
-    a.ldy = ldo;
-    a.scratch = ws.thread_scratch(t);
-    a.amx = false;
+    kern::IntArgs a = TokenArgs(q, w.cols, 0, n_tokens, ldo, ws.thread_scratch(t));
     a.n_groups = 2;
     a.valid_rows = 2 * kGroupRows;
     a.group_bytes = size_t(up.data - gate.data);  // group 1: the same rows of up
