@@ -20,6 +20,8 @@ namespace brisk {
 
 // Query tokens one call may take (bounds the per-thread scratch).
 inline constexpr int kAttendMaxTokens = 8;
+// K/V blocks a kernel may widen at once (scratch room).
+inline constexpr int kAttendBlocksAtOnce = 2;
 
 struct AttendArgs {
   const float* q;          // token i's G heads x hd at q + i * q_stride, RoPE applied
@@ -47,7 +49,8 @@ inline size_t VChunkIndex(int head_dim, int row, int d) { return size_t(row) * h
 
 inline size_t AttendScratchFloats(int group, int head_dim, int block_size) {
   const size_t rows = size_t(kAttendMaxTokens) * group;
-  return 2 * size_t(block_size) * head_dim + rows * (2 * head_dim + block_size + 1);
+  return 2 * size_t(kAttendBlocksAtOnce) * block_size * head_dim +
+         rows * (2 * head_dim + block_size + 1);
 }
 
 void AttendGroup(const AttendArgs& a, Isa isa = ActiveIsa());

@@ -103,7 +103,8 @@ TEST(Attention, EveryIsaBitwiseEqualAndCloseToFloat64) {
                         {16, 64, 64, 129, true},
                         {3, 32, 16, 1000, false},
                         // Block 16 with head_dim 64 / 128: the AVX-512 tier's lockstep rows
-                        // (4 at a time, then the rest) must give the scalar bits.
+                        // (4 at a time, then the rest; two whole blocks at once, then single
+                        // ones) must give the scalar bits.
                         {5, 64, 16, 200, true},
                         {16, 128, 16, 70, true},
                         {6, 128, 16, 33, false}};
@@ -154,9 +155,17 @@ TEST(Attention, EveryIsaBitwiseEqualAndCloseToFloat64) {
 // those of the token attended alone (batch invariance starts here), on every ISA.
 TEST(Attention, TokensSharingACallMatchEachAlone) {
   std::mt19937 rng(11);
-  const Case cases[] = {{7, 64, 16, 1, true},  {7, 64, 16, 13, true}, {2, 128, 16, 40, false},
-                        {3, 32, 5, 9, true},   {1, 16, 1, 3, false},  {16, 64, 64, 60, true},
-                        {7, 64, 32, 100, true}};
+  const Case cases[] = {{7, 64, 16, 1, true},
+                        {7, 64, 16, 13, true},
+                        {2, 128, 16, 40, false},
+                        {3, 32, 5, 9, true},
+                        {1, 16, 1, 3, false},
+                        {16, 64, 64, 60, true},
+                        {7, 64, 32, 100, true},
+                        // Several whole blocks before the tokens' own: the AVX-512 tier takes
+                        // two at a time for all tokens of the call.
+                        {7, 64, 16, 50, true},
+                        {5, 128, 16, 97, false}};
   for (const Case& c : cases) {
     const int T = kAttendMaxTokens;
     const int n_max = c.n_ctx + T - 1;
