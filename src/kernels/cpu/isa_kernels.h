@@ -35,8 +35,8 @@ struct IntArgs {
   int n_groups = 1;
   size_t group_bytes = 0;
   // gemm_pair only, optional: group 0 holds 16 gate rows and group 1 the same rows of up (both
-  // full); the kernel then writes glu(gate, up, 16, y + t * ldy) per token (IsaKernels::silu_mul)
-  // instead of the 32 outputs.
+  // full); the kernel then writes glu(gate, up, 16, y + t * ldy) per token instead of the 32
+  // outputs. glu must be the kernel's own tier's silu_mul (a tier may inline it).
   void (*glu)(const float* g, const float* u, int64_t n, float* out) = nullptr;
 };
 using IntKernelFn = void (*)(const IntArgs&);

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/avx512/exp_avx512.h"
 
 namespace brisk::attention_avx512 {
 namespace {
@@ -20,27 +21,12 @@ inline void HalfRowToFloat(const uint16_t* h, float* f, int n) {
   for (; i < n; ++i) f[i] = _cvtsh_ss(h[i]);
 }
 
-// ExpNonPositive (exp_impl.inc / attention_impl.inc) on 16 lanes, operation for operation.
+// ExpNonPositive (attention_impl.inc) on 16 lanes, operation for operation. vmaxps(a, b) is
+// a > b ? a : b and vminps(a, b) a < b ? a : b (b when either is NaN): the clamps x < -87 ? -87 : x
+// and x > 0 ? 0 : x exactly, NaN passing through as there.
 inline __m512 ExpNonPositive16(__m512 x) {
-  // vmaxps(a, b) is a > b ? a : b and vminps(a, b) a < b ? a : b (b when either is NaN): the
-  // clamps x < -87 ? -87 : x and x > 0 ? 0 : x exactly, NaN passing through as there.
   x = _mm512_min_ps(_mm512_setzero_ps(), _mm512_max_ps(_mm512_set1_ps(-87.0f), x));
-  const __m512 big = _mm512_set1_ps(12582912.0f);
-  const __m512 t = _mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)), big);
-  const __m512 n = _mm512_sub_ps(t, big);
-  __m512 r = _mm512_sub_ps(x, _mm512_mul_ps(n, _mm512_set1_ps(0.693145752f)));
-  r = _mm512_sub_ps(r, _mm512_mul_ps(n, _mm512_set1_ps(1.42860677e-6f)));
-  __m512 p = _mm512_set1_ps(1.0f / 720.0f);
-  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.0f / 120.0f));
-  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.0f / 24.0f));
-  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.0f / 6.0f));
-  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(0.5f));
-  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.0f));
-  p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(1.0f));
-  const __m512i e =
-      _mm512_add_epi32(_mm512_sub_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(0x4b400000)),
-                       _mm512_set1_epi32(127));
-  return _mm512_mul_ps(p, _mm512_castsi512_ps(_mm512_slli_epi32(e, 23)));
+  return kern::ExpInRange16(x);
 }
 
 inline float ExpNonPositiveScalar(float x);  // the .inc's ExpNonPositive, declared below

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <utility>
 
+#include "kernels/cpu/avx512/exp_avx512.h"
 #include "kernels/cpu/avx512/unpack_avx512.h"
 #include "kernels/cpu/isa_kernels.h"
 
@@ -268,16 +269,12 @@ inline void AddPairMinTerms(__m512 s01, __m512 s11, const ActMeta* m, int64_t m_
 }
 
 // Stores a pair tile's outputs. Group 0 is full whenever a group 1 exists; group 1 may be the
-// matrix's last, partial one. With a.glu (gate and up rows, both full), glu(gate, up) instead.
+// matrix's last, partial one. With a.glu (gate and up rows, both full), silu(gate) * up instead:
+// a.glu is this tier's silu_mul (misc_avx512.cc), whose 16-value step SiluMul16 runs inline here.
 template <int NT>
 inline void StorePair(const IntArgs& a, int t0, const __m512* f0, const __m512* f1) {
   if (a.glu) {
-    alignas(64) float gu[2][16];
-    for (int t = 0; t < NT; ++t) {
-      _mm512_store_ps(gu[0], f0[t]);
-      _mm512_store_ps(gu[1], f1[t]);
-      a.glu(gu[0], gu[1], 16, a.y + (t0 + t) * a.ldy);
-    }
+    for (int t = 0; t < NT; ++t) _mm512_storeu_ps(a.y + (t0 + t) * a.ldy, SiluMul16(f0[t], f1[t]));
     return;
   }
   const __mmask16 mask1 = __mmask16((1u << (a.valid_rows - 16)) - 1);

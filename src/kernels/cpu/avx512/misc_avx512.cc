@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "kernels/cpu/avx512/exp_avx512.h"
 #include "kernels/cpu/isa_kernels.h"
 
 namespace brisk::kern {
@@ -153,7 +154,17 @@ void FloatKernel(const FloatArgs& a) {
   for (; g < a.n_groups; ++g) FTokens<Kind, 1>(a, g, 0, a.n_tokens);
 }
 
-#include "kernels/cpu/elementwise_impl.inc"
+// SiluMulImpl (elementwise_impl.inc) 16 values at a time (SiluMul16: the same bits).
+void SiluMul(const float* g, const float* u, int64_t n, float* out) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(out + i, SiluMul16(_mm512_loadu_ps(g + i), _mm512_loadu_ps(u + i)));
+  if (i < n) {
+    const __mmask16 k = __mmask16((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(
+        out + i, k, SiluMul16(_mm512_maskz_loadu_ps(k, g + i), _mm512_maskz_loadu_ps(k, u + i)));
+  }
+}
 
 }  // namespace
 
@@ -164,7 +175,7 @@ void FillAvx512Misc(IsaKernels* k) {
   k->quantize_row = QuantizeRow;
   k->sum_squares = SumSquares;
   k->norm_quantize_row = NormQuantizeRow;
-  k->silu_mul = SiluMulImpl;
+  k->silu_mul = SiluMul;
 }
 
 }  // namespace brisk::kern
