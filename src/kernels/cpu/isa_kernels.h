@@ -114,6 +114,9 @@ struct IsaKernels {
                             int8_t* qs, ActMeta* meta);
   // out = silu(g) * u (elementwise_impl.inc)
   void (*silu_mul)(const float* g, const float* u, int64_t n, float* out);
+  // Optional (null: a scalar loop in matmul.cc): out[t] = the largest non-NaN value of
+  // y[t * ldy + i], i < n (-inf if none), for t < n_tokens; which of two zeros is unspecified.
+  void (*row_max)(const float* y, int64_t ldy, int n_tokens, int n, float* out) = nullptr;
   // Token count from which Matmul takes the gemm path (measured per tier: kernel_bench --gemm).
   int gemm_min_tokens = 4;
   // Per kind (0: gemm_min_tokens), where AMX tiles are not in use.

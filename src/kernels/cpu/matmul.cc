@@ -356,11 +356,18 @@ void MatmulArgmax(ThreadPool& pool, const PackedWeights& w, const MatmulInput& i
         // y_row_base chosen so the groups' rows land at ybuf[t * 32 + row - 16 g].
         RunGroups(j, s, g, ge, 0, j.n_tokens, ybuf, kArgmaxRows, -g * kGroupRows, scratch);
         const int valid = int(std::min<int64_t>((ge - g) * kGroupRows, s.rows - g * kGroupRows));
+        // Most rows lose to the best so far: rule them out with each token's maximum (NaN never
+        // taken) and look for the winning row only when one can win.
+        float maxes[kArgmaxMaxTokens];
+        if (j.k->row_max) {
+          j.k->row_max(ybuf, kArgmaxRows, j.n_tokens, valid, maxes);
+        } else {
+          for (int tok = 0; tok < j.n_tokens; ++tok)
+            maxes[tok] = MaxOf(ybuf + tok * kArgmaxRows, valid);
+        }
         for (int tok = 0; tok < j.n_tokens; ++tok) {
-          // Most rows lose to the best so far: rule them out with a branch-free maximum (NaN
-          // never taken) and look for the winning row only when one can win.
           const float* yt = ybuf + tok * kArgmaxRows;
-          if (local.row[tok] >= 0 && MaxOf(yt, valid) < local.value[tok]) continue;
+          if (local.row[tok] >= 0 && maxes[tok] < local.value[tok]) continue;
           for (int r = 0; r < valid; ++r) {
             const float v = yt[r];
             if (v != v) continue;  // NaN never wins

@@ -166,9 +166,24 @@ void SiluMul(const float* g, const float* u, int64_t n, float* out) {
   }
 }
 
+// IsaKernels::row_max: vmaxps(x, m) is x > m ? x : m, m when x is NaN, so NaNs never enter m.
+void RowMax(const float* y, int64_t ldy, int n_tokens, int n, float* out) {
+  const __m512 neg_inf = _mm512_set1_ps(-__builtin_inff());
+  for (int t = 0; t < n_tokens; ++t) {
+    const float* r = y + t * ldy;
+    __m512 m = neg_inf;
+    int i = 0;
+    for (; i + 16 <= n; i += 16) m = _mm512_max_ps(_mm512_loadu_ps(r + i), m);
+    if (i < n)
+      m = _mm512_max_ps(_mm512_mask_loadu_ps(neg_inf, __mmask16((1u << (n - i)) - 1), r + i), m);
+    out[t] = _mm512_reduce_max_ps(m);
+  }
+}
+
 }  // namespace
 
 void FillAvx512Misc(IsaKernels* k) {
+  k->row_max = RowMax;
   k->fmat[0] = FloatKernel<0>;
   k->fmat[1] = FloatKernel<1>;
   k->fmat[2] = FloatKernel<2>;
