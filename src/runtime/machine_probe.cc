@@ -150,44 +150,58 @@ double ThreadCpuSeconds() {
   return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
-BandwidthResult MeasureReadBandwidth(ThreadPool& pool, size_t bytes, int reps, bool cpu_time) {
-  BandwidthResult r;
-  r.threads = pool.size();
+ReadBandwidthProbe::ReadBandwidthProbe(ThreadPool& pool, size_t bytes) : pool_(pool) {
   bytes = std::max<size_t>(bytes, size_t(1) << 20) & ~size_t(4095);
   void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) return r;
+  if (mem == MAP_FAILED) return;
 #ifdef MADV_HUGEPAGE
   madvise(mem, bytes, MADV_HUGEPAGE);  // measure the stream, not TLB misses (weights use it too)
 #endif
-  uint8_t* buf = static_cast<uint8_t*>(mem);
-  const int n = pool.size();
-  auto slice = [&](int t, size_t* begin, size_t* len) {
-    const size_t per = (bytes / size_t(n)) & ~size_t(4095);
-    *begin = per * size_t(t);
-    *len = t + 1 == n ? bytes - *begin : per;
-  };
+  buf_ = static_cast<uint8_t*>(mem);
+  bytes_ = bytes;
   // First touch on the thread that reads the slice (NUMA locality); non-zero so no zero page.
-  pool.Run([&](int t, int) {
-    size_t b, l;
-    slice(t, &b, &l);
-    std::memset(buf + b, 1, l);
+  const int n = pool_.size();
+  pool_.Run([&](int t, int) {
+    const size_t per = (bytes_ / size_t(n)) & ~size_t(4095);
+    const size_t b = per * size_t(t);
+    std::memset(buf_ + b, 1, t + 1 == n ? bytes_ - b : per);
   });
+}
+
+ReadBandwidthProbe::~ReadBandwidthProbe() {
+  if (buf_) munmap(buf_, bytes_);
+}
+
+BandwidthResult ReadBandwidthProbe::Measure(int reps, bool cpu_time) {
+  BandwidthResult r;
+  r.threads = pool_.size();
+  if (!buf_) return r;
+  const int n = pool_.size();
+  auto slice = [&](int t, size_t* begin, size_t* len) {
+    const size_t per = (bytes_ / size_t(n)) & ~size_t(4095);
+    *begin = per * size_t(t);
+    *len = t + 1 == n ? bytes_ - *begin : per;
+  };
   std::atomic<uint64_t> sink{0};
   double best = 1e30;
   for (int rep = 0; rep <= reps; ++rep) {
     const double t0 = Now(cpu_time);
-    pool.Run([&](int t, int) {
+    pool_.Run([&](int t, int) {
       size_t b, l;
       slice(t, &b, &l);
-      sink.fetch_xor(ReadSlice(buf + b, l), std::memory_order_relaxed);
+      sink.fetch_xor(ReadSlice(buf_ + b, l), std::memory_order_relaxed);
     });
     const double s = Now(cpu_time) - t0;
     if (rep > 0) best = std::min(best, s);  // rep 0 warms up
   }
-  munmap(mem, bytes);
-  r.bytes = bytes;
-  r.gb_per_s = double(bytes) / best / 1e9;
+  r.bytes = bytes_;
+  r.gb_per_s = double(bytes_) / best / 1e9;
   return r;
+}
+
+BandwidthResult MeasureReadBandwidth(ThreadPool& pool, size_t bytes, int reps, bool cpu_time) {
+  ReadBandwidthProbe probe(pool, bytes);
+  return probe.Measure(reps, cpu_time);
 }
 
 Int8PeakResult MeasureInt8Peak(ThreadPool& pool, double seconds, bool cpu_time) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "runtime/thread_pool.h"
@@ -22,6 +23,24 @@ struct BandwidthResult {
 // for a 1-thread pool: it excludes time the thread was descheduled on a busy machine).
 BandwidthResult MeasureReadBandwidth(ThreadPool& pool, size_t bytes = size_t(2) << 30, int reps = 3,
                                      bool cpu_time = false);
+
+// MeasureReadBandwidth with its buffer kept between measurements (allocated and first touched
+// once), so the bandwidth can be measured again next to each benchmark of a run on a machine
+// whose speed drifts (a shared VM's read bandwidth was seen to move by a third within minutes).
+class ReadBandwidthProbe {
+ public:
+  ReadBandwidthProbe(ThreadPool& pool, size_t bytes = size_t(2) << 30);
+  ~ReadBandwidthProbe();
+  ReadBandwidthProbe(const ReadBandwidthProbe&) = delete;
+  ReadBandwidthProbe& operator=(const ReadBandwidthProbe&) = delete;
+  // gb_per_s 0 if the buffer could not be allocated.
+  BandwidthResult Measure(int reps = 3, bool cpu_time = false);
+
+ private:
+  ThreadPool& pool_;
+  size_t bytes_ = 0;
+  uint8_t* buf_ = nullptr;
+};
 
 struct Int8PeakResult {
   double gops = 0;          // 1e9 int8 ops/s (one multiply-add = 2 ops), all threads
