@@ -1,5 +1,5 @@
-// AVX-512 activation quantisation and float-weight (F32/F16/BF16) kernels. Same formulas as
-// scalar_kernels.cc, so the same bits.
+// AVX-512 activation quantisation, float-weight (F32/F16/BF16) kernels, SiLU * up and the argmax
+// row scan. Same formulas as scalar_kernels.cc / elementwise_impl.inc, so the same bits.
 #include <immintrin.h>
 
 #include <cstring>
