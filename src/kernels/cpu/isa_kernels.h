@@ -121,6 +121,10 @@ struct IsaKernels {
   int gemm_min_tokens = 4;
   // Per kind (0: gemm_min_tokens), where AMX tiles are not in use.
   int gemm_min_tokens_kind[8] = {};
+  // The fused gate/up + SwiGLU (gemm_pair with IntArgs::glu) from this many tokens where the
+  // plain matmul would still take the gemv path (0: from gemm_min_tokens_kind): it also saves
+  // the separate SiLU pass over the gate/up outputs.
+  int glu_min_tokens = 0;
   // Prefill path (null: the tier has none; used only where AmxBf16Enabled()) and its bf16
   // conversion (round to nearest even): values [32 b, 32 b + 32) of x go to out + b * stride.
   WideKernelFn wide[8] = {};

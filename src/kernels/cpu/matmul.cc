@@ -300,7 +300,9 @@ bool IntGluSupported(const PackedWeights& w, int n_tokens, Isa isa) {
   if (g.rows % kGroupRows != 0 || u.data <= g.data) return false;
   Job j{&w, nullptr, n_tokens, nullptr, 0, nullptr, &kern::KernelsFor(isa)};
   j.amx = isa == Isa::kAvx512 && AmxEnabled();
-  return !j.amx && UsesGemm(j, g.kind) && j.k->gemm_pair[int(g.kind)] != nullptr;
+  const int glu_min = GemmMinTokensOverride() > 0 ? 0 : j.k->glu_min_tokens;
+  const bool gemm = UsesGemm(j, g.kind) || (glu_min > 0 && n_tokens >= glu_min);
+  return !j.amx && gemm && j.k->gemm_pair[int(g.kind)] != nullptr;
 }
 
 void MatmulGlu(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int n_tokens,

@@ -472,6 +472,7 @@ const IsaKernels& Avx512Kernels() {
     // 32 0.316 -> 0.284, 40 0.372 -> 0.353; Q4_K 32 0.319 -> 0.300, 40 about even; Q5_0
     // gate+up 32 0.574 -> 0.558, 48 0.794 -> 0.812). Q6_K keeps 25.
     for (int kind : {0, 1, 2, 3, 5, 6}) t.gemm_min_tokens_kind[kind] = 33;
+    t.glu_min_tokens = 25;
     return t;
   }();
   return k;
