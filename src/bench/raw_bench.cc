@@ -77,6 +77,10 @@ Result<RawBenchReport> RunRawBench(const RawBenchOptions& o) {
   auto row_bandwidth = [&probe](double before) {
     return std::max(before, probe.Measure().gb_per_s);
   };
+  // Streamed bytes per second as % of the bandwidth (0 where the probe could not run).
+  auto roofline_pct = [](double gb_s, double bandwidth) {
+    return bandwidth > 0 ? 100.0 * gb_s / bandwidth : 0.0;
+  };
   Int8PeakResult peak = MeasureInt8Peak(pool);
   rep.int8_peak_gops = peak.gops;
   rep.peak_instruction = peak.instruction;
@@ -132,7 +136,7 @@ Result<RawBenchReport> RunRawBench(const RawBenchOptions& o) {
     const double bytes = weight_bytes + KvBytesPerToken(c) * o.tg / 2.0;  // mean context tg/2
     row.gb_s = bytes * row.tok_s / 1e9;
     row.bandwidth_gb_s = row_bandwidth(bw_before);
-    row.roofline_pct = 100.0 * row.tok_s / (row.bandwidth_gb_s * 1e9 / bytes);
+    row.roofline_pct = roofline_pct(row.gb_s, row.bandwidth_gb_s);
     row.gops = ops_tok * row.tok_s / 1e9;
     row.peak_pct = 100.0 * row.gops / rep.int8_peak_gops;
     rep.rows.push_back(row);
@@ -165,7 +169,7 @@ Result<RawBenchReport> RunRawBench(const RawBenchOptions& o) {
     const double bytes_step = weight_bytes + B * KvBytesPerToken(c) * ctx;
     const double steps_s = o.batch_gen / t;
     row.gb_s = bytes_step * steps_s / 1e9;
-    row.roofline_pct = 100.0 * steps_s / (row.bandwidth_gb_s * 1e9 / bytes_step);
+    row.roofline_pct = roofline_pct(row.gb_s, row.bandwidth_gb_s);
     row.gops = ops_tok * row.tok_s / 1e9;
     row.peak_pct = 100.0 * row.gops / rep.int8_peak_gops;
     rep.rows.push_back(row);
