@@ -127,6 +127,15 @@ std::atomic<int>& AmxSlot() {
   return slot;
 }
 
+std::atomic<int>& AvxVnniSlot() {
+  static std::atomic<int> slot{[] {
+    const char* env = std::getenv("BRISK_AVX_VNNI");
+    if (env && *env == '0') return 0;
+    return GetCpuFeatures().avx_vnni ? 1 : 0;
+  }()};
+  return slot;
+}
+
 std::atomic<int>& ActiveSlot() {
   static std::atomic<int> slot{int(InitialIsa())};
   return slot;
@@ -172,6 +181,9 @@ bool AmxBf16Enabled() {
   return f.amx_bf16 && f.avx512bf16 && f.avx512vbmi && AmxEnabled();
 }
 void SetAmxForTesting(bool on) { AmxSlot().store(on && AmxUsable() ? 1 : 0); }
+
+bool AvxVnniEnabled() { return AvxVnniSlot().load(std::memory_order_relaxed) != 0; }
+void SetAvxVnniForTesting(bool on) { AvxVnniSlot().store(on && GetCpuFeatures().avx_vnni ? 1 : 0); }
 
 std::string_view IsaName(Isa isa) {
   switch (isa) {

@@ -47,6 +47,11 @@ void SetAmxForTesting(bool on);  // on only takes effect where AMX is usable
 // AMX-BF16 (with AVX512-BF16 and -VBMI for the conversions) as well: the avx512 tier's prefill
 // matmul path (matmul.h, numerics classes). Follows AmxEnabled() (BRISK_AMX=0 turns both off).
 bool AmxBf16Enabled();
+// AVX-VNNI (vpdpbusd on ymm, without AVX-512) for the avx2 tier's integer matmuls: bitwise the
+// same as its vpmaddubsw kernels. True where the CPU has it, unless BRISK_AVX_VNNI=0 or
+// SetAvxVnniForTesting(false).
+bool AvxVnniEnabled();
+void SetAvxVnniForTesting(bool on);  // on only takes effect where the CPU has AVX-VNNI
 
 std::string_view IsaName(Isa isa);            // "scalar", "avx2", "avx512"
 bool ParseIsa(std::string_view s, Isa* out);  // inverse of IsaName (case-insensitive)

@@ -18,7 +18,7 @@ const IsaKernels& KernelsFor(Isa isa) {
     case Isa::kAvx512:
       return Avx512Kernels();
     case Isa::kAvx2:
-      return Avx2Kernels();
+      return AvxVnniEnabled() ? AvxVnniKernels() : Avx2Kernels();
     case Isa::kScalar:
       break;
   }

@@ -139,6 +139,8 @@ struct IsaKernels {
 
 const IsaKernels& ScalarKernels();
 const IsaKernels& Avx2Kernels();
+// Avx2Kernels with the integer matmuls on AVX-VNNI (only where AvxVnniEnabled()).
+const IsaKernels& AvxVnniKernels();
 const IsaKernels& Avx512Kernels();
 
 }  // namespace brisk::kern

@@ -78,6 +78,14 @@ void CheckType(ThreadPool& pool, GgmlType type, const Shape& s, uint32_t seed) {
     std::string where;
     EXPECT_TRUE(BitEqual(yi, y, &where)) << IsaName(isa) << " differs from scalar at " << where;
   }
+  // Where the CPU has AVX-VNNI the avx2 tier runs on it (above); its vpmaddubsw kernels too.
+  if (AvxVnniEnabled() && IsaSupported(Isa::kAvx2)) {
+    SetAvxVnniForTesting(false);
+    const std::vector<float> yi = RunMatmul(pool, pw, x.data(), &qb.view(), s.n_tokens, Isa::kAvx2);
+    SetAvxVnniForTesting(true);
+    std::string where;
+    EXPECT_TRUE(BitEqual(yi, y, &where)) << "avx2 without VNNI differs from scalar at " << where;
+  }
 }
 
 std::vector<Shape> ShapesFor(GgmlType type) {
