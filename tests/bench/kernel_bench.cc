@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kernels/cpu/acts.h"
+#include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/packed.h"
 #include "quant/types.h"
@@ -115,9 +116,13 @@ int GemmTable(ThreadPool& pool, const std::string& types_arg, const std::vector<
   Q8ActsBuffer qb(max_tokens, kMaxCols);
   const bool wide = WidePathAvailable();
   Bf16Acts xb(max_tokens, kMaxCols);
+  std::vector<float> ff(size_t(max_tokens) * 4864);  // gate+up: the SwiGLU outputs
   std::printf("%-6s %-20s %6s %9s %8s %8s", "type", "shape", "tokens", "ms", "GOPS", "GB/s");
   if (amx) std::printf(" %9s %8s", "noAMX ms", "GOPS");
   if (wide) std::printf(" %9s %8s", "wide ms", "GOPS");
+  // gate+up where the fused integer kernel runs: Matmul + the SiLU pass (as the forward runs them
+  // unfused) against MatmulGlu.
+  std::printf(" %9s %9s", "+silu ms", "glu ms");
   std::printf("\n");
   for (GgmlType type : ParseTypes(types_arg)) {
     const int bs = GetTypeTraits(type).block_size;
@@ -130,8 +135,13 @@ int GemmTable(ThreadPool& pool, const std::string& types_arg, const std::vector<
       std::vector<PackedWeights> pw;
       {
         const auto w = RandomWeights(type, s.rows, s.cols, 3);
+        // gate+up as the model packs it: two tensors concatenated (MatmulGlu needs the halves).
+        const int64_t half = s.rows / 2;
+        const std::vector<WeightSource> halves = {{type, w.data(), half},
+                                                  {type, w.data() + w.size() / 2, half}};
         for (int c = 0; c < copies; ++c)
-          pw.push_back(PackWeights(type, w.data(), s.rows, s.cols, &pool));
+          pw.push_back(s.rows == 9728 ? PackWeightsConcat(halves, s.cols, &pool)
+                                      : PackWeights(type, w.data(), s.rows, s.cols, &pool));
       }
       Q8Acts q = qb.view();
       q.cols = s.cols;
@@ -171,6 +181,30 @@ int GemmTable(ThreadPool& pool, const std::string& types_arg, const std::vector<
           const double t3 = time_once();
           in.n_wide = 0;
           std::printf(" %9.3f %8.0f", t3 * 1e3, ops / t3 / 1e9);
+        }
+        if (s.rows == 9728 && IntGluSupported(pw[0], n)) {
+          const int64_t half = s.rows / 2;
+          auto time_glu = [&](bool fused) {
+            return TimeIt(
+                       [&] {
+                         for (int c = 0; c < use; ++c) {
+                           if (fused) {
+                             MatmulGlu(pool, pw[c], in, n, ff.data(), half, ws);
+                             continue;
+                           }
+                           Matmul(pool, pw[c], in, n, y.data(), s.rows, ws);
+                           pool.ParallelFor(n, 4, [&](int64_t t0, int64_t t1, int) {
+                             for (int64_t t = t0; t < t1; ++t)
+                               SiluMul(&y[size_t(t) * s.rows], &y[size_t(t) * s.rows + half], half,
+                                       &ff[size_t(t) * half]);
+                           });
+                         }
+                       },
+                       budget) /
+                   use;
+          };
+          const double unfused = time_glu(false), fused = time_glu(true);
+          std::printf(" %9.3f %9.3f", unfused * 1e3, fused * 1e3);
         }
         std::printf("\n");
         std::fflush(stdout);
@@ -276,8 +310,13 @@ int main(int argc, char** argv) {
       std::vector<PackedWeights> pw;
       {
         const auto w = RandomWeights(type, s.rows, s.cols, 3);
+        // gate+up as the model packs it: two tensors concatenated (MatmulGlu needs the halves).
+        const int64_t half = s.rows / 2;
+        const std::vector<WeightSource> halves = {{type, w.data(), half},
+                                                  {type, w.data() + w.size() / 2, half}};
         for (int c = 0; c < copies; ++c)
-          pw.push_back(PackWeights(type, w.data(), s.rows, s.cols, &pool));
+          pw.push_back(s.rows == 9728 ? PackWeightsConcat(halves, s.cols, &pool)
+                                      : PackWeights(type, w.data(), s.rows, s.cols, &pool));
       }
       QuantizeActs(x.data(), s.cols, kPrefill, &qb.view(), Isa::kScalar);
       Q8Acts q = qb.view();

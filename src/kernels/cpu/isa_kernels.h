@@ -34,9 +34,9 @@ struct IntArgs {
   // (16, 32] counts the rows of both; y's lanes 16..31 are group 1's rows.
   int n_groups = 1;
   size_t group_bytes = 0;
-  // gemm_pair only, optional: group 0 holds 16 gate rows and group 1 the same rows of up (both
-  // full); the kernel then writes glu(gate, up, 16, y + t * ldy) per token instead of the 32
-  // outputs. glu must be the kernel's own tier's silu_mul (a tier may inline it).
+  // gemm_pair and gemv_pair only, optional: group 0 holds 16 gate rows and group 1 the same rows
+  // of up (both full); the kernel then writes glu(gate, up, 16, y + t * ldy) per token instead of
+  // the 32 outputs. glu must be the kernel's own tier's silu_mul (a tier may inline it).
   void (*glu)(const float* g, const float* u, int64_t n, float* out) = nullptr;
 };
 using IntKernelFn = void (*)(const IntArgs&);
@@ -121,9 +121,10 @@ struct IsaKernels {
   int gemm_min_tokens = 4;
   // Per kind (0: gemm_min_tokens), where AMX tiles are not in use.
   int gemm_min_tokens_kind[8] = {};
-  // The fused gate/up + SwiGLU (gemm_pair with IntArgs::glu) from this many tokens where the
-  // plain matmul would still take the gemv path (0: from gemm_min_tokens_kind): it also saves
-  // the separate SiLU pass over the gate/up outputs.
+  // The fused gate/up + SwiGLU (IntArgs::glu) takes gemm_pair from this many tokens even where
+  // the plain matmul would still take the gemv path (0: from gemm_min_tokens_kind); below that,
+  // gemv_pair where the plain matmul runs it. Either way it saves the separate SiLU pass over the
+  // gate/up outputs.
   int glu_min_tokens = 0;
   // Prefill path (null: the tier has none; used only where AmxBf16Enabled()) and its bf16
   // conversion (round to nearest even): values [32 b, 32 b + 32) of x go to out + b * stride.

@@ -294,20 +294,35 @@ void Matmul(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int
   pool.Run(body);
 }
 
-bool IntGluSupported(const PackedWeights& w, int n_tokens, Isa isa) {
-  if (n_tokens <= 0 || !GateUpSegments(w)) return false;
+namespace {
+
+// The two-group kernel MatmulGlu runs for n_tokens of [gate; up] (nullptr: no fused path): the
+// GEMM one where Matmul would take the GEMM path or from the tier's glu_min_tokens, else the GEMV
+// one where Matmul would run it too (B = 16 decode steps: the SiLU pass over 16 x 9728 gate/up
+// floats and their round trip through memory go away).
+kern::IntKernelFn GluKernel(const PackedWeights& w, int n_tokens, Isa isa) {
+  if (n_tokens <= 0 || !GateUpSegments(w)) return nullptr;
   const PackedSegment &g = w.segments[0], &u = w.segments[1];
-  if (g.rows % kGroupRows != 0 || u.data <= g.data) return false;
+  if (g.rows % kGroupRows != 0 || u.data <= g.data) return nullptr;
   Job j{&w, nullptr, n_tokens, nullptr, 0, nullptr, &kern::KernelsFor(isa)};
   j.amx = isa == Isa::kAvx512 && AmxEnabled();
+  if (j.amx) return nullptr;
+  const int kind = int(g.kind);
   const int glu_min = GemmMinTokensOverride() > 0 ? 0 : j.k->glu_min_tokens;
-  const bool gemm = UsesGemm(j, g.kind) || (glu_min > 0 && n_tokens >= glu_min);
-  return !j.amx && gemm && j.k->gemm_pair[int(g.kind)] != nullptr;
+  if (UsesGemm(j, g.kind) || (glu_min > 0 && n_tokens >= glu_min)) return j.k->gemm_pair[kind];
+  return n_tokens >= j.k->gemv_pair_min_tokens[kind] ? j.k->gemv_pair[kind] : nullptr;
+}
+
+}  // namespace
+
+bool IntGluSupported(const PackedWeights& w, int n_tokens, Isa isa) {
+  return GluKernel(w, n_tokens, isa) != nullptr;
 }
 
 void MatmulGlu(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int n_tokens,
                float* out, int64_t ldo, MatmulWorkspace& ws, Isa isa) {
-  BRISK_CHECK(IntGluSupported(w, n_tokens, isa) && in.n_wide == 0);
+  const kern::IntKernelFn pair = GluKernel(w, n_tokens, isa);
+  BRISK_CHECK(pair != nullptr && in.n_wide == 0);
   CheckInputs(w, in, n_tokens, ws, pool);
   const kern::IsaKernels& k = kern::KernelsFor(isa);
   const PackedSegment &gate = w.segments[0], &up = w.segments[1];
@@ -327,7 +342,7 @@ void MatmulGlu(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, 
         a.group = gate.data + size_t(g) * gate.group_bytes;
         a.next_group = g + 1 < groups ? a.group + gate.group_bytes : nullptr;
         a.y = out + g * kGroupRows;
-        k.gemm_pair[int(gate.kind)](a);
+        pair(a);
       }
   });
 }
