@@ -126,6 +126,10 @@ struct IsaKernels {
   // gemv_pair where the plain matmul runs it. Either way it saves the separate SiLU pass over the
   // gate/up outputs.
   int glu_min_tokens = 0;
+  // The fused gate/up + SwiGLU takes gemv_pair from this many tokens (0: from the plain matmul's
+  // gemv_pair_min_tokens[kind]); the saved SiLU pass can tip the balance below the plain
+  // threshold.
+  int glu_gemv_min_tokens = 0;
   // Prefill path (null: the tier has none; used only where AmxBf16Enabled()) and its bf16
   // conversion (round to nearest even): values [32 b, 32 b + 32) of x go to out + b * stride.
   WideKernelFn wide[8] = {};

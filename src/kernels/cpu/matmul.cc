@@ -298,7 +298,7 @@ namespace {
 
 // The two-group kernel MatmulGlu runs for n_tokens of [gate; up] (nullptr: no fused path): the
 // GEMM one where Matmul would take the GEMM path or from the tier's glu_min_tokens, else the GEMV
-// one where Matmul would run it too (B = 16 decode steps: the SiLU pass over 16 x 9728 gate/up
+// one from glu_gemv_min_tokens (B = 8..24 decode steps: the SiLU pass over B x 9728 gate/up
 // floats and their round trip through memory go away).
 kern::IntKernelFn GluKernel(const PackedWeights& w, int n_tokens, Isa isa) {
   if (n_tokens <= 0 || !GateUpSegments(w)) return nullptr;
@@ -310,7 +310,9 @@ kern::IntKernelFn GluKernel(const PackedWeights& w, int n_tokens, Isa isa) {
   const int kind = int(g.kind);
   const int glu_min = GemmMinTokensOverride() > 0 ? 0 : j.k->glu_min_tokens;
   if (UsesGemm(j, g.kind) || (glu_min > 0 && n_tokens >= glu_min)) return j.k->gemm_pair[kind];
-  return n_tokens >= j.k->gemv_pair_min_tokens[kind] ? j.k->gemv_pair[kind] : nullptr;
+  const int gemv_min =
+      j.k->glu_gemv_min_tokens > 0 ? j.k->glu_gemv_min_tokens : j.k->gemv_pair_min_tokens[kind];
+  return n_tokens >= gemv_min ? j.k->gemv_pair[kind] : nullptr;
 }
 
 }  // namespace

@@ -155,20 +155,20 @@ TEST(Matmul, ConcatenatedSegmentsEqualSeparateMatmuls) {
 
 // The integer path's fused gate/up + SwiGLU (MatmulGlu) gives the bits of Matmul into
 // [gate; up] followed by SiluMul, for every integer kind, at token counts that take the GEMM path
-// on their own (40, 77: ragged tiles), one forced there (12) and one on the two-group GEMV path
-// (16); gate values reach both tails of the SiLU.
+// on their own (40, 77: ragged tiles), one forced there (12) and two on the two-group GEMV path
+// (8: below the plain matmul's threshold, 16); gate values reach both tails of the SiLU.
 TEST(Matmul, IntGluEqualsMatmulThenSilu) {
   ThreadPool pool(2);
   const int saved = GemmMinTokensOverride();
   const int64_t rows = 96;
   int forced_checked = 0;  // avx512 runs at 12 tokens with the GEMM path forced
-  int gemv_checked = 0;    // avx512 runs at 16 tokens (GemvPair)
+  int gemv_checked = 0;    // avx512 runs at 8 and 16 tokens (GemvPair)
   for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
                         GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
     const int64_t cols = GetTypeTraits(type).block_size == 256 ? 512 : 896;
     // 28: the fused kernel's own threshold (IsaKernels::glu_min_tokens) while the plain matmul
     // still takes the gemv path, so the two paths' bits meet here.
-    for (int n : {12, 16, 28, 40, 77}) {
+    for (int n : {8, 12, 16, 28, 40, 77}) {
       SCOPED_TRACE(std::string(TypeName(type)) + ", tokens " + std::to_string(n));
       SetGemmMinTokensForTesting(n == 12 ? 12 : saved);
       const auto wg = RandomWeights(type, rows, cols, 31 + n),
@@ -195,17 +195,17 @@ TEST(Matmul, IntGluEqualsMatmulThenSilu) {
         for (size_t i = 0; i < got.size(); ++i)
           ASSERT_EQ(BitsFromFp32(got[i]), BitsFromFp32(want[i])) << IsaName(isa) << " value " << i;
         forced_checked += n == 12 && isa == Isa::kAvx512;
-        gemv_checked += n == 16 && isa == Isa::kAvx512;
+        gemv_checked += (n == 8 || n == 16) && isa == Isa::kAvx512;
       }
     }
   }
   SetGemmMinTokensForTesting(saved);
   // The avx512 tier has the two-group GEMM kernel for every integer kind: with the GEMM path
-  // forced, the fused path must have run for all eight; the two-group GEMV kernel at 16 tokens
-  // for all but Q6_K (which has none).
+  // forced, the fused path must have run for all eight; the two-group GEMV kernel at 8 and 16
+  // tokens for all but Q6_K (which has none).
   if (IsaSupported(Isa::kAvx512) && !AmxEnabled()) {
     EXPECT_EQ(forced_checked, 8);
-    EXPECT_EQ(gemv_checked, 7);
+    EXPECT_EQ(gemv_checked, 14);
   }
 }
 

@@ -473,6 +473,10 @@ const IsaKernels& Avx512Kernels() {
     // gate+up 32 0.574 -> 0.558, 48 0.794 -> 0.812). Q6_K keeps 25.
     for (int kind : {0, 1, 2, 3, 5, 6}) t.gemm_min_tokens_kind[kind] = 33;
     t.glu_min_tokens = 25;
+    // kernel_bench --gemm, 2 threads, gate+up, Gemv + SiLU pass -> fused GemvPair (ms): Q5_0 8
+    // tokens ~0.215 -> 0.187-0.191 (6 tokens about even), Q4_0 8 ~0.20 -> 0.157-0.159, Q8_0 8
+    // ~0.245 -> 0.232-0.238, 12 ~0.28 -> 0.263.
+    t.glu_gemv_min_tokens = 8;
     return t;
   }();
   return k;
