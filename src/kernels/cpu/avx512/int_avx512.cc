@@ -427,11 +427,17 @@ constexpr auto GemvPairTileTable(std::integer_sequence<int, NT...>) {
   return std::array<PairTileFn, sizeof...(NT)>{&GemvPairTile<Kind, NT + 1>...};
 }
 
-// Two consecutive groups on the GEMV path: token tiles of near-equal size, at most 4 (2 x 4 x 2
-// accumulators + 2 operands + 1 broadcast + constants fit the 32 registers).
+// Two consecutive groups on the GEMV path: token tiles of near-equal size, at most 6 where the
+// operands cost the most to unpack (fifth bits: Q5_0, Q5_1, Q5_K; Q4_K's sub-block addressing),
+// each unpack then feeding more tokens, else 4 (2 x 6 x 2 accumulators + 2 operands + 1
+// broadcast + constants just fit the 32 registers). kernel_bench --gemm --quick, 2 threads, 5
+// alternating runs, medians, max 4 -> 6 (ms): Q5_0 fused gate+up 16 tokens 0.335 -> 0.311,
+// ffn_down 16 0.176 -> 0.166, 32 0.321 -> 0.304, attn_q/o 32 0.061 -> 0.058; Q4_K ffn_down 16
+// 0.189 -> 0.175, 32 0.352 -> 0.323; Q5_K ffn_down 24 0.356 -> 0.294. Q8_0 (operands are plain
+// loads) lost with 6 (gate+up 16 0.302 -> 0.324), Q4_0 about even.
 template <int Kind>
 void GemvPair(const IntArgs& a) {
-  constexpr int kMax = 4;
+  constexpr int kMax = (Kind == 2 || Kind == 3 || Kind == 5 || Kind == 6) ? 6 : 4;
   static constexpr auto kTile = GemvPairTileTable<Kind>(std::make_integer_sequence<int, kMax>{});
   RunPairTiles(kTile, a);
 }
