@@ -476,8 +476,12 @@ const IsaKernels& Avx512Kernels() {
     t.gemm_min_tokens_kind[4] = 129;
     // The other GemvPair kinds: up to 32 tokens (Q5_0 ffn_down 28 tokens 0.283 -> 0.252 ms,
     // 32 0.316 -> 0.284, 40 0.372 -> 0.353; Q4_K 32 0.319 -> 0.300, 40 about even; Q5_0
-    // gate+up 32 0.574 -> 0.558, 48 0.794 -> 0.812). Q6_K keeps 25.
+    // gate+up 32 0.574 -> 0.558, 48 0.794 -> 0.812).
     for (int kind : {0, 1, 2, 3, 5, 6}) t.gemm_min_tokens_kind[kind] = 33;
+    // Q6_K (no GemvPair): the GEMM pair kernel from 13 tokens (kernel_bench --gemm --quick,
+    // ffn_down, 3 alternating runs, GEMV -> GEMM ms: 8 tokens 0.133 -> 0.171, 12 0.206 -> 0.205,
+    // 16 0.249 -> 0.240, 20 0.330 -> 0.277, 24 0.365-0.391 -> 0.311-0.316).
+    t.gemm_min_tokens_kind[7] = 13;
     t.glu_min_tokens = 25;
     // kernel_bench --gemm, 2 threads, gate+up, Gemv + SiLU pass -> fused GemvPair (ms): Q5_0 8
     // tokens ~0.215 -> 0.187-0.191 (6 tokens about even), Q4_0 8 ~0.20 -> 0.157-0.159, Q8_0 8
