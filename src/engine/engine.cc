@@ -282,6 +282,28 @@ void Engine::PublishLocked() {
   s.preemptions = scheduler_.num_preemptions();
 }
 
+void Engine::Suppressed(const Active& a, std::vector<int32_t>* ids) const {
+  ids->clear();
+  if (a.req.ignore_eos || a.generated < a.req.min_tokens)
+    ids->assign(eog_ids_.begin(), eog_ids_.end());
+  if (a.generated < a.req.min_tokens)
+    ids->insert(ids->end(), a.req.stop_token_ids.begin(), a.req.stop_token_ids.end());
+}
+
+std::span<const std::span<const int32_t>> Engine::SuppressedSpans(
+    const std::vector<Active*>& sampled) {
+  if (suppressed_ids_.size() < sampled.size()) suppressed_ids_.resize(sampled.size());
+  suppressed_spans_.clear();
+  bool any = false;
+  for (size_t i = 0; i < sampled.size(); ++i) {
+    Suppressed(*sampled[i], &suppressed_ids_[i]);
+    suppressed_spans_.emplace_back(suppressed_ids_[i]);
+    any = any || !suppressed_ids_[i].empty();
+  }
+  if (!any) return {};
+  return suppressed_spans_;
+}
+
 // Samples, and while the constraint refuses the token, samples again without it (the row is
 // the sampler's scratch, so each try starts from a saved copy). After a few refusals every token
 // the constraint refuses is masked at once. False (request finished with an error) when no token
@@ -392,15 +414,17 @@ bool Engine::Step() {
     if (c.sample) {
       logit_rows_.push_back(int32_t(batch_tokens_.size()) - 1);
       sampled.push_back(&a);
-      const bool suppressing = a.req.ignore_eos || a.generated < a.req.min_tokens;
-      all_plain = all_plain && PlainGreedy(a.req.sampling) && !suppressing && !a.req.constraint;
+      // Suppressed tokens (ignore_eos, min_tokens) do not need the logits: the fused argmax
+      // skips them.
+      all_plain = all_plain && PlainGreedy(a.req.sampling) && !a.req.constraint;
     }
   }
   Status st;
   if (sampled.empty())
     st = fwd_->RunBatch(batch_tokens_, runs_, {}, nullptr);
   else if (all_plain)
-    st = fwd_->RunBatchArgmax(batch_tokens_, runs_, logit_rows_, argmax_.data());
+    st = fwd_->RunBatchArgmax(batch_tokens_, runs_, logit_rows_, argmax_.data(),
+                              SuppressedSpans(sampled));
   else
     st = fwd_->RunBatch(batch_tokens_, runs_, logit_rows_, logits_.data());
   if (!st.ok()) {  // inputs were validated at submission: a failure here fails the batch only
@@ -422,11 +446,7 @@ bool Engine::Step() {
       if (all_plain) {
         r.token = argmax_[i];
       } else {
-        suppress.clear();
-        if (a.req.ignore_eos || a.generated < a.req.min_tokens)
-          suppress.assign(eog_ids_.begin(), eog_ids_.end());
-        if (a.generated < a.req.min_tokens)
-          suppress.insert(suppress.end(), a.req.stop_token_ids.begin(), a.req.stop_token_ids.end());
+        Suppressed(a, &suppress);
         float* row = &logits_[i * size_t(V)];
         if (a.req.constraint) {
           if (!SampleConstrained(a, row, &suppress, &r)) continue;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -112,6 +113,12 @@ class Engine {
               const std::string& stop = {});
   void EmitToken(Active& a, const SampleResult& r, double now);
   bool SampleConstrained(Active& a, float* row, std::vector<int32_t>* suppress, SampleResult* r);
+  // The token ids a's next token may not be (end-of-generation under ignore_eos or before
+  // min_tokens, and the stop token ids before min_tokens).
+  void Suppressed(const Active& a, std::vector<int32_t>* ids) const;
+  // Suppressed for each sampled request, as MatmulArgmax's exclusion lists (empty if none has
+  // any); valid until the next call.
+  std::span<const std::span<const int32_t>> SuppressedSpans(const std::vector<Active*>& sampled);
   void PublishLocked();  // refreshes stats_ from the scheduler and blocks (mu_ held)
 
   const Model& model_;
@@ -130,6 +137,8 @@ class Engine {
   std::vector<SeqRun> runs_;
   std::vector<float> logits_;
   std::vector<float> constrained_row_;  // a logits row kept for resampling under a constraint
+  std::vector<std::vector<int32_t>> suppressed_ids_;  // SuppressedSpans' storage
+  std::vector<std::span<const int32_t>> suppressed_spans_;
   uint64_t next_arrival_ = 0;
 
   // Shared with submitters (mu_).

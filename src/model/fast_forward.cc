@@ -432,7 +432,15 @@ Status FastForward::RunBatch(std::span<const int32_t> tokens, std::span<const Se
 }
 
 Status FastForward::RunBatchArgmax(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
-                                   std::span<const int32_t> logit_rows, int32_t* best) {
+                                   std::span<const int32_t> logit_rows, int32_t* best,
+                                   std::span<const std::span<const int32_t>> excluded) {
+  if (!excluded.empty() && excluded.size() != logit_rows.size())
+    return Status::Error("excluded ids must be given for every logit row or none");
+  for (const std::span<const int32_t> ex : excluded)
+    for (const int32_t id : ex)
+      if (id < 0 || id >= c_.n_vocab)
+        return Status::Error("excluded token id " + std::to_string(id) +
+                             " is outside the vocabulary");
   int m = 0;
   BRISK_RETURN_IF_ERROR(Forward(tokens, runs, logit_rows, &m));
   constexpr int kMaxArgmaxRows = 64;
@@ -442,7 +450,8 @@ Status FastForward::RunBatchArgmax(std::span<const int32_t> tokens, std::span<co
     Q8Acts sub = SubView(q_embd_.view(), r0);
     sub.n_tokens = k;
     MatmulArgmax(pool_, output_, {&sub, &xn_[size_t(r0) * c_.n_embd], c_.n_embd}, k, best + r0,
-                 best_value, ws_);
+                 best_value, ws_, ActiveIsa(),
+                 excluded.empty() ? excluded : excluded.subspan(size_t(r0), size_t(k)));
   }
   return Status::Ok();
 }

@@ -46,9 +46,11 @@ class FastForward {
   Status RunBatch(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
                   std::span<const int32_t> logit_rows, float* logits);
   // Same, but returns only the argmax token of each logit row (greedy sampling without
-  // materialising the vocabulary-sized rows).
+  // materialising the vocabulary-sized rows). excluded (empty, or one entry per logit row):
+  // token ids that may not win for that row (MatmulArgmax).
   Status RunBatchArgmax(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
-                        std::span<const int32_t> logit_rows, int32_t* best);
+                        std::span<const int32_t> logit_rows, int32_t* best,
+                        std::span<const std::span<const int32_t>> excluded = {});
 
   // One sequence (same contract as ReferenceForward::Run); chunks inputs longer than the batch.
   // prompt: the tokens are prompt tokens (prefill class), else generated ones (decode class).

@@ -350,9 +350,16 @@ void MatmulGlu(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, 
 }
 
 void MatmulArgmax(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int n_tokens,
-                  int32_t* best_row, float* best_value, MatmulWorkspace& ws, Isa isa) {
+                  int32_t* best_row, float* best_value, MatmulWorkspace& ws, Isa isa,
+                  std::span<const std::span<const int32_t>> excluded) {
   CheckInputs(w, in, n_tokens, ws, pool);
   BRISK_CHECK(n_tokens >= 0 && n_tokens <= kArgmaxMaxTokens);
+  BRISK_CHECK(excluded.empty() || excluded.size() == size_t(n_tokens));
+  auto allowed = [&excluded](int tok, int32_t row) {
+    if (excluded.empty()) return true;
+    const std::span<const int32_t> ex = excluded[size_t(tok)];
+    return std::find(ex.begin(), ex.end(), row) == ex.end();
+  };
   if (n_tokens == 0) return;
   Job j{&w, &in, n_tokens, nullptr, 0, &ws, &kern::KernelsFor(isa)};
   j.amx = isa == Isa::kAvx512 && AmxEnabled();
@@ -364,7 +371,7 @@ void MatmulArgmax(ThreadPool& pool, const PackedWeights& w, const MatmulInput& i
   auto better = [](float v, int32_t row, float best_v, int32_t best_row) {
     return best_row < 0 || v > best_v || (v == best_v && row < best_row);
   };
-  auto body = [&j, &slot, &better](int t, int n) {
+  auto body = [&j, &slot, &better, &allowed](int t, int n) {
     uint8_t* scratch = j.ws->thread_scratch(t);
     float* ybuf = reinterpret_cast<float*>(scratch + UnpackBytes(j.ws->max_cols()));
     Best local;
@@ -391,7 +398,8 @@ void MatmulArgmax(ThreadPool& pool, const PackedWeights& w, const MatmulInput& i
             const float v = yt[r];
             if (v != v) continue;  // NaN never wins
             const int32_t row = int32_t(s.row0 + g * kGroupRows + r);
-            if (better(v, row, local.value[tok], local.row[tok])) {
+            // Excluded rows are checked only where they would win (a few per token).
+            if (better(v, row, local.value[tok], local.row[tok]) && allowed(tok, row)) {
               local.row[tok] = row;
               local.value[tok] = v;
             }
@@ -410,8 +418,14 @@ void MatmulArgmax(ThreadPool& pool, const PackedWeights& w, const MatmulInput& i
       if (b.row[tok] >= 0 && better(b.value[tok], b.row[tok], v, r))
         r = b.row[tok], v = b.value[tok];
     }
-    best_row[tok] = r < 0 ? 0 : r;
-    best_value[tok] = r < 0 ? std::numeric_limits<float>::quiet_NaN() : v;
+    const bool found = r >= 0;
+    if (!found) {  // every row NaN or excluded: the lowest allowed row (as a sampler falls back)
+      r = 0;
+      while (r < int32_t(w.rows) && !allowed(tok, r)) ++r;
+      if (r == int32_t(w.rows)) r = 0;
+    }
+    best_row[tok] = r;
+    best_value[tok] = found ? v : std::numeric_limits<float>::quiet_NaN();
   }
 }
 

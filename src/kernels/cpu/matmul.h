@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "kernels/cpu/acts.h"
 #include "kernels/cpu/group_claims.h"
@@ -73,8 +74,12 @@ void Matmul(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int
 
 // Greedy-sampling lm_head: for each token, the row with the largest output (lowest row index on
 // ties; NaN never wins) and its value, without writing the rows x n_tokens logits. n_tokens <= 64.
+// excluded (optional, one entry per token or none): rows that may not win for that token, as a
+// sampler's suppressed tokens (ignore_eos, min_tokens); a token with no row left gets its lowest
+// allowed row and a NaN value.
 void MatmulArgmax(ThreadPool& pool, const PackedWeights& w, const MatmulInput& in, int n_tokens,
-                  int32_t* best_row, float* best_value, MatmulWorkspace& ws, Isa isa = ActiveIsa());
+                  int32_t* best_row, float* best_value, MatmulWorkspace& ws, Isa isa = ActiveIsa(),
+                  std::span<const std::span<const int32_t>> excluded = {});
 
 // Tokens from which Matmul switches from the in-register GEMV path to the unpack-once GEMM path:
 // the ISA tier's measured threshold unless a test forced one (results are identical by

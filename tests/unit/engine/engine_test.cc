@@ -164,6 +164,62 @@ TEST_P(EngineClassTest, ConcurrentRequestsEqualTheirSoloOutput) {
   EXPECT_EQ(st.finished, n);
 }
 
+// Greedy requests with suppressed tokens (ignore_eos; min_tokens with stop token ids) take the
+// fused-argmax lm_head with per-row exclusions, in batches mixed with plain greedy rows; their
+// tokens equal those of the full-logits sampler path (the same requests with logprobs, run alone).
+// The exclusions must matter: some plain greedy requests end on an end-of-generation token, and
+// suppressing a stop token id changes some outputs.
+TEST_F(EngineTest, SuppressedGreedyMatchesTheSamplerPath) {
+  const int n = 8, len = 12;
+  // The last prompt's plain greedy output ends with an end-of-generation token after 4 tokens.
+  auto prompt = [&](int i) { return i == n - 1 ? Prompt(21, 317) : Prompt(4 + i, 300 + i); };
+  std::vector<GenerationRequest> ignore, plain;
+  for (int i = 0; i < n; ++i) {
+    ignore.push_back(Greedy(prompt(i), len, nullptr));
+    plain.push_back(Greedy(prompt(i), len, nullptr));
+    plain.back().ignore_eos = false;
+  }
+  std::vector<GenerationRequest> with_logprobs = ignore;
+  for (GenerationRequest& r : with_logprobs) r.sampling.logprobs = true;
+  const auto ignore_ref = Solo(with_logprobs);
+  // min_tokens = len: end-of-generation and the stop id (the reference's 4th token) suppressed
+  // throughout.
+  std::vector<GenerationRequest> min_tokens;
+  for (int i = 0; i < n; ++i) {
+    GenerationRequest r = Greedy(prompt(i), len, nullptr);
+    r.ignore_eos = false;
+    r.min_tokens = len;
+    r.stop_token_ids = {ignore_ref[size_t(i)][3]};
+    min_tokens.push_back(r);
+  }
+  with_logprobs = min_tokens;
+  for (GenerationRequest& r : with_logprobs) r.sampling.logprobs = true;
+  const auto min_ref = Solo(with_logprobs);
+
+  EngineConfig c;
+  c.max_num_seqs = 3 * n;
+  auto e = MakeEngine(c);
+  std::vector<std::shared_ptr<Collector>> sinks;
+  for (const auto* list : {&ignore, &min_tokens, &plain})
+    for (GenerationRequest r : *list) {
+      sinks.push_back(std::make_shared<Collector>());
+      r.sink = sinks.back();
+      ASSERT_TRUE(e->Submit(std::move(r)).ok());
+    }
+  int stopped = 0, changed = 0;
+  for (int i = 0; i < n; ++i) {
+    ASSERT_TRUE(sinks[size_t(i)]->Wait());
+    ASSERT_TRUE(sinks[size_t(n + i)]->Wait());
+    ASSERT_TRUE(sinks[size_t(2 * n + i)]->Wait());
+    EXPECT_EQ(sinks[size_t(i)]->tokens(), ignore_ref[size_t(i)]) << "ignore_eos request " << i;
+    EXPECT_EQ(sinks[size_t(n + i)]->tokens(), min_ref[size_t(i)]) << "min_tokens request " << i;
+    stopped += sinks[size_t(2 * n + i)]->info().reason == FinishReason::kStop;
+    changed += min_ref[size_t(i)] != ignore_ref[size_t(i)];
+  }
+  EXPECT_GT(stopped, 0);
+  EXPECT_GT(changed, 0);
+}
+
 TEST_P(EngineClassTest, PreemptedRequestsResumeWithIdenticalTokens) {
   std::vector<GenerationRequest> reqs;
   for (int i = 0; i < 6; ++i) reqs.push_back(Greedy(Prompt(16 + i, 50 + i), 40, nullptr));

@@ -3,7 +3,9 @@
 // remains) and (2) the float reference on the unquantised activations with a bound derived from
 // the int8 rounding; and every SIMD ISA bit-for-bit against the scalar kernels.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <span>
 
 #include "kernel_test_util.h"
 #include "kernels/cpu/elementwise.h"
@@ -243,6 +245,50 @@ TEST(Matmul, ArgmaxMatchesFullOutput) {
   SetGemmMinTokensForTesting(saved);
 }
 
+// Excluded rows never win: each even token excludes its three best rows (the winner is then its
+// fourth best), odd tokens exclude nothing, and a token with every row excluded falls back to
+// row 0 with a NaN value. 20 tokens: the two-group GEMV kernel where the tier has one.
+TEST(Matmul, ArgmaxSkipsExcludedRows) {
+  ThreadPool pool(2);
+  const int64_t rows = 1000, cols = 896;
+  const int n = 20;
+  const auto w = RandomWeights(GgmlType::kQ8_0, rows, cols, 31);
+  const PackedWeights pw = PackWeights(GgmlType::kQ8_0, w.data(), rows, cols, &pool);
+  MatmulWorkspace ws(cols, pool.size());
+  const auto x = RandomActs(n, cols, 32);
+  Q8ActsBuffer qb(n, cols);
+  QuantizeActs(x.data(), cols, n, &qb.view());
+  std::vector<int32_t> all(rows);
+  for (int64_t r = 0; r < rows; ++r) all[size_t(r)] = int32_t(r);
+  for (Isa isa : TestIsas()) {
+    const auto y = RunMatmul(pool, pw, x.data(), &qb.view(), n, isa);
+    std::vector<std::vector<int32_t>> ranked(n), excluded(n);
+    std::vector<std::span<const int32_t>> spans;
+    for (int t = 0; t < n; ++t) {
+      const float* yt = &y[size_t(t) * rows];
+      ranked[size_t(t)] = all;
+      std::stable_sort(ranked[size_t(t)].begin(), ranked[size_t(t)].end(),
+                       [yt](int32_t a, int32_t b) { return yt[a] > yt[b]; });
+      if (t % 2 == 0)
+        excluded[size_t(t)].assign(ranked[size_t(t)].begin(), ranked[size_t(t)].begin() + 3);
+      if (t == n - 1) excluded[size_t(t)] = all;
+      spans.emplace_back(excluded[size_t(t)]);
+    }
+    int32_t best[n];
+    float val[n];
+    MatmulInput in;
+    in.q = &qb.view();
+    MatmulArgmax(pool, pw, in, n, best, val, ws, isa, spans);
+    for (int t = 0; t + 1 < n; ++t) {
+      const int32_t want = ranked[size_t(t)][t % 2 == 0 ? 3 : 0];
+      EXPECT_EQ(best[t], want) << IsaName(isa) << " token " << t;
+      EXPECT_EQ(val[t], y[size_t(t) * rows + size_t(want)]);
+    }
+    EXPECT_EQ(best[n - 1], 0) << IsaName(isa);
+    EXPECT_TRUE(std::isnan(val[n - 1])) << IsaName(isa);
+  }
+}
+
 // Rows with equal outputs: the lowest row wins whichever threads claimed which groups.
 TEST(Matmul, ArgmaxTiesGoToTheLowestRow) {
   ThreadPool pool(4);
@@ -267,6 +313,12 @@ TEST(Matmul, ArgmaxTiesGoToTheLowestRow) {
       in.q = &qb.view();
       MatmulArgmax(pool, pw, in, n, best, val, ws, isa);
       for (int t = 0; t < n; ++t) EXPECT_EQ(best[t], 0) << IsaName(isa) << " rep " << rep;
+      // With row 0 excluded for token 1, the next lowest tie wins there.
+      const int32_t zero = 0;
+      const std::span<const int32_t> ex[n] = {{}, std::span(&zero, 1)};
+      MatmulArgmax(pool, pw, in, n, best, val, ws, isa, ex);
+      EXPECT_EQ(best[0], 0) << IsaName(isa) << " rep " << rep;
+      EXPECT_EQ(best[1], 1) << IsaName(isa) << " rep " << rep;
     }
 }
 
