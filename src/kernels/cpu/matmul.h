@@ -101,7 +101,7 @@ void MatmulGluWide(ThreadPool& pool, const PackedWeights& w, const Bf16Acts& xb,
 // The fused feed-forward entry of the integer path: w = [gate; up] as for MatmulGluWide, n_tokens
 // narrow tokens (in.q); writes silu(gate) * up of token t to out + t * ldo (w.rows / 2 floats).
 // Same bits as Matmul + SiluMul. Only where a two-group kernel (GEMM, or GEMV from the tier's
-// gemv_pair_min_tokens) runs for this many tokens (IntGluSupported): the gate/up floats of a
+// glu_gemv_min_tokens) is there for this many tokens (IntGluSupported): the gate/up floats of a
 // prefill chunk (20 MB per 512 tokens for the 0.5B) then never go to memory and back, and a
 // batched decode step skips its SiLU pass.
 bool IntGluSupported(const PackedWeights& w, int n_tokens, Isa isa = ActiveIsa());
