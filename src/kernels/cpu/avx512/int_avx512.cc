@@ -462,7 +462,10 @@ const IsaKernels& Avx512Kernels() {
     // Q5_0 gate+up 12 tokens 0.29 -> 0.25, 16 0.34 -> 0.29, 24 0.49 -> 0.40 but 8 0.185 ->
     // 0.195; Q4_K ffn_down 16 0.17 -> 0.15; Q8_0 gate+up 16 0.33 -> 0.29 but 12 0.26 -> 0.27;
     // Q6_K slower at every count (its operands cost the most to unpack, now once per tile).
-    for (int kind = 0; kind < 7; ++kind) t.gemv_pair_min_tokens[kind] = kind == 4 ? 16 : 10;
+    // At 9 tokens the one-group tiles are 5 + 4 (two passes over the weights) and lose clearly
+    // (--quick, 4 alternating runs, medians: Q5_0 ffn_down 0.142 -> 0.108, gate+up 0.279 ->
+    // 0.211, attn_q/o 0.027 -> 0.022, Q4_K ffn_down 0.124 -> 0.119), while at 7-8 they still win.
+    for (int kind = 0; kind < 7; ++kind) t.gemv_pair_min_tokens[kind] = kind == 4 ? 16 : 9;
     t.gemv_pair[0] = GemvPair<0>, t.gemv_pair[1] = GemvPair<1>, t.gemv_pair[2] = GemvPair<2>;
     t.gemv_pair[3] = GemvPair<3>, t.gemv_pair[4] = GemvPair<4>, t.gemv_pair[5] = GemvPair<5>;
     t.gemv_pair[6] = GemvPair<6>;
