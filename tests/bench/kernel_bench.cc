@@ -95,6 +95,7 @@ std::vector<GgmlType> ParseTypes(const std::string& arg) {
 // does: the whole model does not fit the cache); "GB/s" is the weight stream rate it implies.
 int GemmTable(ThreadPool& pool, const std::string& types_arg, const std::vector<int>& tokens,
               bool quick) {
+  constexpr int64_t kGateUpRows = 9728;  // gate and up of the 0.5B, packed as the model does
   const double budget = quick ? 0.15 : 0.5;
   const bool amx = AmxEnabled();
   std::printf("brisk kernel_bench --gemm %s | %s | threads %d | ISA %s | gemm from %d tokens\n",
@@ -102,7 +103,7 @@ int GemmTable(ThreadPool& pool, const std::string& types_arg, const std::vector<
               std::string(IsaName(ActiveIsa())).c_str(), GemmMinTokens());
   const Shape shapes[] = {{"attn_q/o 896x896", 896, 896},
                           {"attn_k/v 128x896", 128, 896},
-                          {"gate+up 9728x896", 9728, 896},
+                          {"gate+up 9728x896", kGateUpRows, 896},
                           {"ffn_down 896x4864", 896, 4864}};
   int max_tokens = 1;
   for (int n : tokens) max_tokens = std::max(max_tokens, n);
@@ -116,7 +117,7 @@ int GemmTable(ThreadPool& pool, const std::string& types_arg, const std::vector<
   Q8ActsBuffer qb(max_tokens, kMaxCols);
   const bool wide = WidePathAvailable();
   Bf16Acts xb(max_tokens, kMaxCols);
-  std::vector<float> ff(size_t(max_tokens) * 4864);  // gate+up: the SwiGLU outputs
+  std::vector<float> ff(size_t(max_tokens) * kGateUpRows / 2);  // gate+up: the SwiGLU outputs
   std::printf("%-6s %-20s %6s %9s %8s %8s", "type", "shape", "tokens", "ms", "GOPS", "GB/s");
   if (amx) std::printf(" %9s %8s", "noAMX ms", "GOPS");
   if (wide) std::printf(" %9s %8s", "wide ms", "GOPS");
@@ -140,8 +141,8 @@ int GemmTable(ThreadPool& pool, const std::string& types_arg, const std::vector<
         const std::vector<WeightSource> halves = {{type, w.data(), half},
                                                   {type, w.data() + w.size() / 2, half}};
         for (int c = 0; c < copies; ++c)
-          pw.push_back(s.rows == 9728 ? PackWeightsConcat(halves, s.cols, &pool)
-                                      : PackWeights(type, w.data(), s.rows, s.cols, &pool));
+          pw.push_back(s.rows == kGateUpRows ? PackWeightsConcat(halves, s.cols, &pool)
+                                             : PackWeights(type, w.data(), s.rows, s.cols, &pool));
       }
       Q8Acts q = qb.view();
       q.cols = s.cols;
@@ -182,7 +183,7 @@ int GemmTable(ThreadPool& pool, const std::string& types_arg, const std::vector<
           in.n_wide = 0;
           std::printf(" %9.3f %8.0f", t3 * 1e3, ops / t3 / 1e9);
         }
-        if (s.rows == 9728 && IntGluSupported(pw[0], n)) {
+        if (s.rows == kGateUpRows && IntGluSupported(pw[0], n)) {
           const int64_t half = s.rows / 2;
           auto time_glu = [&](bool fused) {
             return TimeIt(
@@ -310,13 +311,8 @@ int main(int argc, char** argv) {
       std::vector<PackedWeights> pw;
       {
         const auto w = RandomWeights(type, s.rows, s.cols, 3);
-        // gate+up as the model packs it: two tensors concatenated (MatmulGlu needs the halves).
-        const int64_t half = s.rows / 2;
-        const std::vector<WeightSource> halves = {{type, w.data(), half},
-                                                  {type, w.data() + w.size() / 2, half}};
         for (int c = 0; c < copies; ++c)
-          pw.push_back(s.rows == 9728 ? PackWeightsConcat(halves, s.cols, &pool)
-                                      : PackWeights(type, w.data(), s.rows, s.cols, &pool));
+          pw.push_back(PackWeights(type, w.data(), s.rows, s.cols, &pool));
       }
       QuantizeActs(x.data(), s.cols, kPrefill, &qb.view(), Isa::kScalar);
       Q8Acts q = qb.view();
