@@ -160,12 +160,18 @@ ReadBandwidthProbe::ReadBandwidthProbe(ThreadPool& pool, size_t bytes) : pool_(p
   buf_ = static_cast<uint8_t*>(mem);
   bytes_ = bytes;
   // First touch on the thread that reads the slice (NUMA locality); non-zero so no zero page.
-  const int n = pool_.size();
   pool_.Run([&](int t, int) {
-    const size_t per = (bytes_ / size_t(n)) & ~size_t(4095);
-    const size_t b = per * size_t(t);
-    std::memset(buf_ + b, 1, t + 1 == n ? bytes_ - b : per);
+    size_t b, l;
+    Slice(t, &b, &l);
+    std::memset(buf_ + b, 1, l);
   });
+}
+
+void ReadBandwidthProbe::Slice(int t, size_t* begin, size_t* len) const {
+  const int n = pool_.size();
+  const size_t per = (bytes_ / size_t(n)) & ~size_t(4095);
+  *begin = per * size_t(t);
+  *len = t + 1 == n ? bytes_ - *begin : per;
 }
 
 ReadBandwidthProbe::~ReadBandwidthProbe() {
@@ -176,19 +182,13 @@ BandwidthResult ReadBandwidthProbe::Measure(int reps, bool cpu_time) {
   BandwidthResult r;
   r.threads = pool_.size();
   if (!buf_) return r;
-  const int n = pool_.size();
-  auto slice = [&](int t, size_t* begin, size_t* len) {
-    const size_t per = (bytes_ / size_t(n)) & ~size_t(4095);
-    *begin = per * size_t(t);
-    *len = t + 1 == n ? bytes_ - *begin : per;
-  };
   std::atomic<uint64_t> sink{0};
   double best = 1e30;
   for (int rep = 0; rep <= reps; ++rep) {
     const double t0 = Now(cpu_time);
     pool_.Run([&](int t, int) {
       size_t b, l;
-      slice(t, &b, &l);
+      Slice(t, &b, &l);
       sink.fetch_xor(ReadSlice(buf_ + b, l), std::memory_order_relaxed);
     });
     const double s = Now(cpu_time) - t0;

@@ -37,6 +37,9 @@ class ReadBandwidthProbe {
   BandwidthResult Measure(int reps = 3, bool cpu_time = false);
 
  private:
+  // Thread t's page-aligned share of the buffer (the last thread takes the remainder).
+  void Slice(int t, size_t* begin, size_t* len) const;
+
   ThreadPool& pool_;
   size_t bytes_ = 0;
   uint8_t* buf_ = nullptr;
