@@ -92,7 +92,7 @@ void CheckType(ThreadPool& pool, GgmlType type, const Shape& s, uint32_t seed) {
 
 std::vector<Shape> ShapesFor(GgmlType type) {
   const int bs = GetTypeTraits(type).block_size;
-  // 9..32 tokens take the two-group GEMV kernel where the tier has one (Q8_0 from 8): 50 rows
+  // 9..32 tokens take the two-group GEMV kernel where the tier has one (Q8_0 from 16): 50 rows
   // end in a pair whose second group has 2 rows, 130 rows in a group left alone.
   std::vector<Shape> all = {{896, 896, 1},  {128, 896, 3}, {37, 896, 70},  {896, 4864, 5},
                             {4864, 896, 2}, {37, 512, 9},  {130, 256, 17}, {16, 4864, 1},

@@ -465,12 +465,7 @@ const IsaKernels& Avx512Kernels() {
     // At 9 tokens the one-group tiles are 5 + 4 (two passes over the weights) and lose clearly
     // (--quick, 4 alternating runs, medians: Q5_0 ffn_down 0.142 -> 0.108, gate+up 0.279 ->
     // 0.211, attn_q/o 0.027 -> 0.022, Q4_K ffn_down 0.124 -> 0.119), while at 7-8 they still win.
-    // Q8_0 (operands are plain loads, so the pair kernel's second 4-token tile costs little) from
-    // 8: one 8-token tile pays a broadcast per vpdpbusd (--quick, 3 alternating runs, medians:
-    // ffn_down 8 tokens 0.186 -> 0.158, 12 0.186 -> 0.169, gate+up 8 0.366 -> 0.334; bench raw,
-    // where the Q8_0 lm_head is a third of a B=8 step: B=8 426-454 -> 439-497 tok/s, B=12 516-562
-    // -> 552-597); at 2-6 tokens about even.
-    for (int kind = 0; kind < 7; ++kind) t.gemv_pair_min_tokens[kind] = kind == 4 ? 8 : 9;
+    for (int kind = 0; kind < 7; ++kind) t.gemv_pair_min_tokens[kind] = kind == 4 ? 16 : 9;
     t.gemv_pair[0] = GemvPair<0>, t.gemv_pair[1] = GemvPair<1>, t.gemv_pair[2] = GemvPair<2>;
     t.gemv_pair[3] = GemvPair<3>, t.gemv_pair[4] = GemvPair<4>, t.gemv_pair[5] = GemvPair<5>;
     t.gemv_pair[6] = GemvPair<6>;
