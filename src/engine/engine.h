@@ -119,6 +119,9 @@ class Engine {
   // Suppressed for each sampled request, as MatmulArgmax's exclusion lists (empty if none has
   // any); valid until the next call.
   std::span<const std::span<const int32_t>> SuppressedSpans(const std::vector<Active*>& sampled);
+  // Samples row i of logits_ for sampled[i] into sample_results_[i], for every request without a
+  // constraint (those resample against their own state: the engine thread does them in order).
+  void SampleRows(const std::vector<Active*>& sampled);
   void PublishLocked();  // refreshes stats_ from the scheduler and blocks (mu_ held)
 
   const Model& model_;
@@ -139,6 +142,8 @@ class Engine {
   std::vector<float> constrained_row_;  // a logits row kept for resampling under a constraint
   std::vector<std::vector<int32_t>> suppressed_ids_;  // SuppressedSpans' storage
   std::vector<std::span<const int32_t>> suppressed_spans_;
+  std::vector<SampleResult> sample_results_;           // SampleRows' output
+  std::vector<std::vector<int32_t>> sample_suppress_;  // SampleRows' scratch, one per thread
   uint64_t next_arrival_ = 0;
 
   // Shared with submitters (mu_).
