@@ -23,6 +23,11 @@ inline uint64_t Mix64(uint64_t x) {  // splitmix64 finalizer: full avalanche
 
 inline int CeilDiv(int a, int b) { return (a + b - 1) / b; }
 
+// Siblings compared per partial-block lookup, newest first: bounds the admission cost when one
+// parent (say the root) has many cached children; the shared prefixes that matter (system
+// prompts of current traffic) are among the most recently registered.
+constexpr int kMaxTailCandidates = 64;
+
 }  // namespace
 
 BlockManager::BlockManager(int n_blocks, int block_size, bool enable_prefix_cache)
@@ -143,6 +148,11 @@ void BlockManager::Register(int32_t b, uint64_t key, uint64_t parent_cache_id,
   auto [it, inserted] = by_key_.try_emplace(key, b);
   blk.next_same_key = inserted ? -1 : it->second;
   it->second = b;
+  auto [sib, first] = first_child_.try_emplace(parent_cache_id, b);
+  blk.prev_sibling = -1;
+  blk.next_sibling = first ? -1 : sib->second;
+  if (!first) blocks_[size_t(sib->second)].prev_sibling = b;
+  sib->second = b;
 }
 
 void BlockManager::DropHash(int32_t b) {
@@ -165,10 +175,59 @@ void BlockManager::DropHash(int32_t b) {
     }
     blocks_[size_t(p)].next_same_key = blk.next_same_key;
   }
+  if (blk.prev_sibling >= 0) {
+    blocks_[size_t(blk.prev_sibling)].next_sibling = blk.next_sibling;
+  } else {
+    auto sib = first_child_.find(blk.parent_cache_id);
+    BRISK_CHECK(sib != first_child_.end() && sib->second == b);
+    if (blk.next_sibling >= 0) {
+      sib->second = blk.next_sibling;
+    } else {
+      first_child_.erase(sib);
+    }
+  }
+  if (blk.next_sibling >= 0) blocks_[size_t(blk.next_sibling)].prev_sibling = blk.prev_sibling;
+  blk.prev_sibling = blk.next_sibling = -1;
   blk.cache_id = 0;
   blk.key = 0;
   blk.parent_cache_id = 0;
   blk.next_same_key = -1;
+}
+
+void BlockManager::FindTail(uint64_t parent_cache_id, std::span<const int32_t> next, int max_tokens,
+                            PrefixMatch* m) const {
+  auto it = first_child_.find(parent_cache_id);
+  if (it == first_child_.end() || max_tokens <= 0) return;
+  int seen = 0;
+  for (int32_t b = it->second; b >= 0 && seen < kMaxTailCandidates;
+       b = blocks_[size_t(b)].next_sibling, ++seen) {
+    const std::span<const int32_t> stored = StoredTokens(b);
+    int k = 0;
+    while (k < max_tokens && stored[size_t(k)] == next[size_t(k)]) ++k;
+    if (k > m->tail_tokens) {
+      m->tail_block = b;
+      m->tail_cache_id = blocks_[size_t(b)].cache_id;
+      m->tail_tokens = k;
+      if (k == max_tokens) break;
+    }
+  }
+}
+
+void BlockManager::Pin(int32_t b) {
+  Block& blk = blocks_[size_t(b)];
+  if (blk.ref++ == 0) Unlink(blk.cache_id != 0 ? cached_free_ : uncached_free_, b);
+}
+
+void BlockManager::Unref(int32_t b) {
+  Block& blk = blocks_[size_t(b)];
+  BRISK_CHECK(blk.ref > 0);
+  if (--blk.ref == 0) {
+    if (blk.cache_id != 0) {
+      PushBack(cached_free_, b);
+    } else {
+      PushFront(uncached_free_, b);  // LIFO: the next allocation reuses it first
+    }
+  }
 }
 
 int32_t BlockManager::TakeFreeBlock() {
@@ -205,7 +264,11 @@ PrefixMatch BlockManager::FindCachedPrefix(std::span<const int32_t> tokens, uint
     m.cache_ids.push_back(parent_cache_id);
   }
   m.num_tokens = int(m.blocks.size()) * block_size_;
-  stats_.prefix_hits += m.num_tokens;
+  // A full next block would have matched above unless it holds the last token, so the tail is
+  // at most block_size - 1 tokens either way.
+  const int max_tail = std::min(block_size_ - 1, int(tokens.size()) - 1 - m.num_tokens);
+  FindTail(parent_cache_id, tokens.subspan(size_t(m.num_tokens)), max_tail, &m);
+  stats_.prefix_hits += m.total_tokens();
   return m;
 }
 
@@ -219,6 +282,10 @@ int BlockManager::BlocksNeeded(SeqId id, int num_tokens, const PrefixMatch* matc
       BRISK_CHECK(b >= 0 && b < n_blocks_);
       if (blocks_[size_t(b)].ref == 0) ++from_free;
     }
+    if (match->tail_block >= 0) {
+      BRISK_CHECK(match->tail_block < n_blocks_);
+      if (blocks_[size_t(match->tail_block)].ref == 0) ++from_free;  // pinned out of the LRU
+    }
     have += int(match->blocks.size());
   }
   return from_free + std::max(0, CeilDiv(num_tokens, block_size_) - have);
@@ -228,7 +295,7 @@ bool BlockManager::Allocate(SeqId id, int num_tokens, const PrefixMatch* match, 
   BRISK_CHECK(num_tokens >= 0);
   auto it = seqs_.find(id);
   const bool is_new = it == seqs_.end();
-  if (match != nullptr && !match->blocks.empty()) {
+  if (match != nullptr && (!match->blocks.empty() || match->tail_block >= 0)) {
     BRISK_CHECK_MSG(is_new, "a prefix match is only for a sequence's first Allocate");
     BRISK_CHECK(enable_prefix_cache_);
     BRISK_CHECK(match->cache_ids.size() == match->blocks.size());
@@ -240,6 +307,17 @@ bool BlockManager::Allocate(SeqId id, int num_tokens, const PrefixMatch* match, 
       BRISK_CHECK(b >= 0 && b < n_blocks_);
       BRISK_CHECK_MSG(blocks_[size_t(b)].cache_id == match->cache_ids[i],
                       "prefix match block was evicted between FindCachedPrefix and Allocate");
+    }
+    if (match->tail_block >= 0) {
+      const int32_t t = match->tail_block;
+      BRISK_CHECK(t < n_blocks_);
+      BRISK_CHECK(match->tail_tokens >= 1 && match->tail_tokens < block_size_);
+      BRISK_CHECK_MSG(blocks_[size_t(t)].cache_id == match->tail_cache_id,
+                      "partial-block source was evicted between FindCachedPrefix and Allocate");
+      BRISK_CHECK_MSG(num_tokens > match->total_tokens(),
+                      "the block a partial match is copied into must be allocated too");
+    } else {
+      BRISK_CHECK(match->tail_tokens == 0);
     }
   } else {
     match = nullptr;
@@ -253,12 +331,15 @@ bool BlockManager::Allocate(SeqId id, int num_tokens, const PrefixMatch* match, 
     seq.root = root;
     seq.parent_cache_id = RootId(root);
   }
-  if (match != nullptr) {
+  if (match != nullptr && match->tail_block >= 0) {
+    Pin(match->tail_block);  // before any eviction below, like the matched blocks
+    seq.copy_src = match->tail_block;
+  }
+  if (match != nullptr && !match->blocks.empty()) {
     // Matched blocks first: taking them out of the LRU before any eviction below protects them.
     seq.table.reserve(size_t(CeilDiv(std::max(num_tokens, match->num_tokens), block_size_)));
     for (int32_t b : match->blocks) {
-      Block& blk = blocks_[size_t(b)];
-      if (blk.ref++ == 0) Unlink(cached_free_, b);
+      Pin(b);
       seq.table.push_back(b);
     }
     const int32_t last = match->blocks.back();
@@ -317,21 +398,24 @@ void BlockManager::CommitFullBlocks(SeqId id, std::span<const int32_t> tokens, i
 void BlockManager::Free(SeqId id) {
   auto it = seqs_.find(id);
   if (it == seqs_.end()) return;
+  ReleaseCopySource(id);
   const std::vector<int32_t>& table = it->second.table;
   // Reverse order: a prefix's tail reaches the LRU before its head, so it is evicted first and
   // the head (shared by more future requests) survives longer.
-  for (auto b = table.rbegin(); b != table.rend(); ++b) {
-    Block& blk = blocks_[size_t(*b)];
-    BRISK_CHECK(blk.ref > 0);
-    if (--blk.ref == 0) {
-      if (blk.cache_id != 0) {
-        PushBack(cached_free_, *b);
-      } else {
-        PushFront(uncached_free_, *b);  // LIFO: the next allocation reuses it first
-      }
-    }
-  }
+  for (auto b = table.rbegin(); b != table.rend(); ++b) Unref(*b);
   seqs_.erase(it);
+}
+
+int32_t BlockManager::CopySource(SeqId id) const {
+  auto it = seqs_.find(id);
+  return it == seqs_.end() ? -1 : it->second.copy_src;
+}
+
+void BlockManager::ReleaseCopySource(SeqId id) {
+  auto it = seqs_.find(id);
+  if (it == seqs_.end() || it->second.copy_src < 0) return;
+  Unref(it->second.copy_src);
+  it->second.copy_src = -1;
 }
 
 std::span<const int32_t> BlockManager::BlockTable(SeqId id) const {
@@ -350,7 +434,7 @@ void BlockManager::ResetPrefixCache() {
     }
     DropHash(b);
   }
-  BRISK_CHECK(by_key_.empty());
+  BRISK_CHECK(by_key_.empty() && first_child_.empty());
   // Live sequences start their chains over; their next commit registers their own blocks.
   for (auto& [id, seq] : seqs_) {
     seq.num_committed = 0;
@@ -383,11 +467,17 @@ std::string BlockManager::CheckInvariants() const {
     if (seq.num_committed < 0 || size_t(seq.num_committed) > seq.table.size()) {
       return "seq " + std::to_string(id) + " committed blocks it does not hold";
     }
+    if (seq.copy_src >= 0) {
+      if (seq.copy_src >= n_blocks_) return "seq " + std::to_string(id) + " pins a bad block id";
+      if (in_table[size_t(seq.copy_src)])
+        return "seq " + std::to_string(id) + " pins a block of its own table" + at(seq.copy_src);
+      ++refs[size_t(seq.copy_src)];
+    }
   }
   for (int32_t b = 0; b < n_blocks_; ++b) {
     if (refs[size_t(b)] != blocks_[size_t(b)].ref) {
       return "refcount " + std::to_string(blocks_[size_t(b)].ref) + " but held by " +
-             std::to_string(refs[size_t(b)]) + " tables" + at(b);
+             std::to_string(refs[size_t(b)]) + " tables and pins" + at(b);
     }
   }
 
@@ -449,6 +539,29 @@ std::string BlockManager::CheckInvariants() const {
   for (int32_t b = 0; b < n_blocks_; ++b) {
     if ((blocks_[size_t(b)].cache_id != 0) != in_map[size_t(b)]) {
       return "cached block missing from the key map" + at(b);
+    }
+  }
+
+  // Sibling lists: each cached block in exactly the list of its parent identity, links both ways.
+  std::vector<bool> in_siblings(n, false);
+  size_t listed = 0;
+  for (const auto& [parent, head] : first_child_) {
+    int32_t prev = -1;
+    for (int32_t b = head; b >= 0; b = blocks_[size_t(b)].next_sibling) {
+      if (b >= n_blocks_) return "sibling list holds a bad block id";
+      const Block& blk = blocks_[size_t(b)];
+      if (in_siblings[size_t(b)]) return "block in the sibling lists twice" + at(b);
+      in_siblings[size_t(b)] = true;
+      if (++listed > n) return "sibling list has a cycle";
+      if (blk.cache_id == 0) return "sibling list holds an uncached block" + at(b);
+      if (blk.parent_cache_id != parent) return "block in another parent's sibling list" + at(b);
+      if (blk.prev_sibling != prev) return "bad prev_sibling link" + at(b);
+      prev = b;
+    }
+  }
+  for (int32_t b = 0; b < n_blocks_; ++b) {
+    if ((blocks_[size_t(b)].cache_id != 0) != in_siblings[size_t(b)]) {
+      return "cached block missing from the sibling lists" + at(b);
     }
   }
   return {};

@@ -10,6 +10,14 @@
 // So a returned prefix always holds KV for exactly the queried tokens, even when hashes collide
 // or a parent block was evicted and its id reused.
 //
+// Partial blocks: a prompt rarely ends its shared part on a block boundary (a chat template plus a
+// system prompt is 14 tokens for Qwen), so after the full blocks a lookup also searches the
+// cached blocks that continue the matched chain (same parent) for the longest run of leading
+// tokens equal to the query's next ones. Their K/V rows are copied into the sequence's own next
+// block (the caller copies, see PrefixMatch::tail_block) instead of being computed, like
+// token-granular prefix caches do. The source block is pinned from Allocate until the caller
+// releases it, so no eviction can reuse it before the copy.
+//
 // Not thread-safe: the scheduler owns it and calls it from one thread.
 #pragma once
 
@@ -30,6 +38,13 @@ struct PrefixMatch {
   // The cache identity of each block when it was found: lets Allocate detect (BRISK_CHECK) a
   // block that was evicted in between, even if its id was re-cached with other tokens.
   std::vector<uint64_t> cache_ids;
+  // Partial block: cached block tail_block continues the matched chain and its first tail_tokens
+  // (1..block_size-1) tokens equal tokens [num_tokens, num_tokens + tail_tokens); copying its K/V
+  // into the sequence's next block covers them. tail_block = -1 (tail_tokens 0): none.
+  int32_t tail_block = -1;
+  uint64_t tail_cache_id = 0;
+  int tail_tokens = 0;
+  int total_tokens() const { return num_tokens + tail_tokens; }
 };
 
 struct BlockManagerStats {
@@ -51,10 +66,10 @@ class BlockManager {
   int num_seqs() const { return int(seqs_.size()); }
   int RefCount(int32_t block) const;  // sequences holding `block`
 
-  // Longest cached prefix of `tokens` made of FULL blocks, never covering the last token (a
-  // request must compute at least one token to get logits): at most (tokens.size() - 1) /
-  // block_size blocks. Counts the query in stats (prefix_queries += tokens.size(), prefix_hits +=
-  // num_tokens). Disabled cache => empty match (the query is still counted).
+  // Longest cached prefix of `tokens` made of FULL blocks, then the longest partial continuation
+  // (PrefixMatch::tail_*), never covering the last token (a request must compute at least one
+  // token to get logits). Counts the query in stats (prefix_queries += tokens.size(),
+  // prefix_hits += total_tokens()). Disabled cache => empty match (the query is still counted).
   // root: the namespace the chain starts in (blocks registered under one root are never found
   // under another, even on hash collisions). Sequences whose KV is computed differently for the
   // same tokens (numerics classes, fast_forward.h) use different roots.
@@ -69,6 +84,9 @@ class BlockManager {
   // outcome, not an error). A match whose blocks were evicted meanwhile is the caller's bug
   // (BRISK_CHECK): call FindCachedPrefix and Allocate with no allocation in between.
   // root (first call only): the namespace this sequence's blocks are registered under.
+  // A match with a tail pins tail_block (it is not free, so not evictable) until
+  // ReleaseCopySource or Free; num_tokens must then reach past match->total_tokens(), so that the
+  // block the tail is copied into (table[match->blocks.size()]) is the sequence's own.
   bool Allocate(SeqId id, int num_tokens, const PrefixMatch* match = nullptr, uint32_t root = 0);
 
   // How many free blocks Allocate(id, num_tokens, match) would take: new blocks plus matched
@@ -82,9 +100,15 @@ class BlockManager {
   // block chains off it. Idempotent; O(1) when no new block is full. No-op when disabled.
   void CommitFullBlocks(SeqId id, std::span<const int32_t> tokens, int num_computed);
 
-  // Releases the sequence: refcount-- on each block; blocks reaching 0 become free (cached ones
-  // go to the LRU tail and stay findable until evicted). Freed in reverse table order so that a
-  // prefix's tail is evicted before its head. Unknown id: no-op.
+  // The block pinned by the sequence's Allocate as its partial-block copy source (-1: none).
+  int32_t CopySource(SeqId id) const;
+  // Unpins it (after its K/V rows were copied); it becomes free again if nothing else holds it.
+  // No-op if the sequence has none.
+  void ReleaseCopySource(SeqId id);
+
+  // Releases the sequence (and its copy-source pin): refcount-- on each block; blocks reaching 0
+  // become free (cached ones go to the LRU tail and stay findable until evicted). Freed in reverse
+  // table order so that a prefix's tail is evicted before its head. Unknown id: no-op.
   void Free(SeqId id);
 
   // Valid until the next Allocate/Free of that sequence. Empty span for an unknown id.
@@ -124,6 +148,9 @@ class BlockManager {
     uint64_t key = 0;
     uint64_t parent_cache_id = 0;  // 0: first block of a sequence
     int32_t next_same_key = -1;    // chain of cached blocks sharing `key` (collisions)
+    // Siblings: cached blocks with the same parent_cache_id, most recently registered first
+    // (the candidates of a partial-block match).
+    int32_t prev_sibling = -1, next_sibling = -1;
   };
   struct Seq {
     std::vector<int32_t> table;
@@ -137,6 +164,7 @@ class BlockManager {
     uint64_t parent_cache_id = 0;
     bool chain_broken = false;  // the parent's identity died: nothing further is findable
     uint32_t root = 0;          // namespace of the chain (FindCachedPrefix)
+    int32_t copy_src = -1;      // pinned partial-block copy source (holds one reference)
   };
 
   uint64_t HashBlock(uint64_t parent_key, std::span<const int32_t> tokens) const;
@@ -145,7 +173,12 @@ class BlockManager {
                         std::span<const int32_t> tokens) const;
   void Register(int32_t b, uint64_t key, uint64_t parent_cache_id, std::span<const int32_t> tokens);
   void DropHash(int32_t b);  // unlinks b from the hash map; b keeps its place in any list
-  int32_t TakeFreeBlock();   // pops a free block (uncached first, else evicts the LRU head)
+  // Longest partial continuation of the chain at parent_cache_id (see PrefixMatch::tail_*).
+  void FindTail(uint64_t parent_cache_id, std::span<const int32_t> next, int max_tokens,
+                PrefixMatch* m) const;
+  void Pin(int32_t b);      // ref++, out of the free LRU if it was free
+  void Unref(int32_t b);    // ref--, into the right free list at 0
+  int32_t TakeFreeBlock();  // pops a free block (uncached first, else evicts the LRU head)
   std::span<const int32_t> StoredTokens(int32_t b) const {
     return {block_tokens_.data() + size_t(b) * size_t(block_size_), size_t(block_size_)};
   }
@@ -162,7 +195,8 @@ class BlockManager {
   std::vector<int32_t> block_tokens_;  // n_blocks x block_size: tokens of cached blocks
   List uncached_free_;                 // free blocks holding no hash (LIFO)
   List cached_free_;                   // free cached blocks, least recently freed at the head
-  std::unordered_map<uint64_t, int32_t> by_key_;  // key -> first block of its chain
+  std::unordered_map<uint64_t, int32_t> by_key_;       // key -> first block of its chain
+  std::unordered_map<uint64_t, int32_t> first_child_;  // parent_cache_id -> newest child
   std::unordered_map<SeqId, Seq> seqs_;
   BlockManagerStats stats_;
 };

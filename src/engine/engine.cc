@@ -410,6 +410,8 @@ bool Engine::Step() {
   scheduler_.set_config(sc);
   const StepPlan plan = scheduler_.Schedule();
   if (plan.chunks.empty()) return false;
+  // Partial prefix-cache hits: the shared rows must be in place before anything reads them.
+  for (const KvBlockCopy& c : plan.copies) kv_->CopyBlock(c.src, c.dst);
 
   const int V = fwd_->config().n_vocab;
   batch_tokens_.clear();

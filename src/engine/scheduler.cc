@@ -92,7 +92,7 @@ StepPlan Scheduler::Schedule() {
     SeqState* s = waiting_.front();
     const uint32_t root = s->prefill_class ? 1 : 0;  // SeqState::prefill_class
     PrefixMatch match = blocks_.FindCachedPrefix(s->tokens, root);
-    const int computed = match.num_tokens;
+    const int computed = match.total_tokens();
     const int remaining = int(s->tokens.size()) - computed;
     const int n = std::min({remaining, budget, remaining > 1 ? chunk_cap : 1});
     if (!blocks_.Allocate(s->id, computed + n, &match, root)) break;
@@ -102,6 +102,10 @@ StepPlan Scheduler::Schedule() {
     s->running = true;
     running_.insert(std::upper_bound(running_.begin(), running_.end(), s, Before), s);
     plan.admitted.push_back(s);
+    if (match.tail_block >= 0) {
+      plan.copies.push_back({s->id, match.tail_block,
+                             blocks_.BlockTable(s->id)[match.blocks.size()], match.tail_tokens});
+    }
     plan.chunks.push_back({s, computed, n, computed + n == int(s->tokens.size())});
     budget -= n;
   }
@@ -110,6 +114,7 @@ StepPlan Scheduler::Schedule() {
 }
 
 void Scheduler::Commit(const StepPlan& plan) {
+  for (const KvBlockCopy& c : plan.copies) blocks_.ReleaseCopySource(c.seq);
   for (const ScheduledChunk& c : plan.chunks) {
     BRISK_CHECK(c.seq->num_computed == c.start);
     c.seq->num_computed += c.n;

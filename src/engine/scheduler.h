@@ -31,7 +31,9 @@ struct SeqState {
   std::vector<int32_t> tokens;  // prompt + generated so far
   int num_prompt = 0;
   int num_computed = 0;  // tokens whose K/V are in the cache
-  int num_cached = 0;    // of those, how many came from the prefix cache at the last admission
+  // Of those, how many came from the prefix cache at the last admission (shared full blocks plus
+  // the rows of a partial block copied in, see KvBlockCopy).
+  int num_cached = 0;
   int num_preemptions = 0;
   bool running = false;
   // Its prompt tokens are computed in the prefill numerics class (fast_forward.h), its generated
@@ -48,8 +50,19 @@ struct ScheduledChunk {
   bool sample;  // the chunk reaches the last known token: sample the next one
 };
 
+// A partial prefix-cache hit (BlockManager, "Partial blocks"): before the step runs, the K/V of
+// block `src` (its first `rows` positions are what the sequence needs; copying the whole block is
+// fine, the rest is overwritten or never read) go into the sequence's own block `dst`. `src`
+// stays pinned until Commit.
+struct KvBlockCopy {
+  SeqId seq;
+  int32_t src, dst;
+  int rows;
+};
+
 struct StepPlan {
   std::vector<ScheduledChunk> chunks;  // running sequences' chunks first, then new admissions
+  std::vector<KvBlockCopy> copies;     // do these first
   int num_tokens = 0;
   std::vector<SeqState*> preempted;  // moved back to waiting this step
   std::vector<SeqState*> admitted;   // newly running this step
@@ -65,8 +78,9 @@ class Scheduler {
   void Remove(SeqState* seq);
 
   StepPlan Schedule();
-  // After the forward pass of `plan`: marks chunks computed and registers full blocks in the
-  // prefix cache. Call before appending sampled tokens (or after: only computed tokens count).
+  // After the forward pass of `plan`: marks chunks computed, registers full blocks in the
+  // prefix cache and unpins the plan's copy sources. Call before appending sampled tokens (or
+  // after: only computed tokens count).
   void Commit(const StepPlan& plan);
 
   void set_config(const SchedulerConfig& c) { config_ = c; }

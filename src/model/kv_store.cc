@@ -44,6 +44,13 @@ KvStore::KvStore(const ModelConfig& c, int n_blocks, int block_size, KvType type
 
 void KvStore::Prefault() { std::memset(base_, 0, bytes_); }
 
+void KvStore::CopyBlock(int src, int dst) {
+  BRISK_CHECK(src >= 0 && src < n_blocks_ && dst >= 0 && dst < n_blocks_ && src != dst);
+  // A (layer, block)'s chunks (K and V of every head) are contiguous: one copy per layer.
+  for (int l = 0; l < n_layer_; ++l)
+    std::memcpy(chunk(l, dst, 0, 0), chunk(l, src, 0, 0), block_stride());
+}
+
 SeqKvCache::SeqKvCache(const ModelConfig& c, int capacity, KvType type, int block_size)
     : capacity_(capacity),
       store_(c, (std::max(capacity, 1) + block_size - 1) / block_size, block_size, type),

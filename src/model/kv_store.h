@@ -37,6 +37,10 @@ class KvStore {
   // forward pass never takes those page faults).
   void Prefault();
 
+  // Copies block `src`'s K and V (every layer and head, all block_size positions) into block
+  // `dst`: a partial prefix-cache hit reuses the first rows of a cached block this way.
+  void CopyBlock(int src, int dst);
+
   int n_blocks() const { return n_blocks_; }
   int n_head_kv() const { return n_head_kv_; }
   int block_size() const { return block_size_; }

@@ -37,6 +37,7 @@ Tokens Concat(Tokens a, const Tokens& b) {
 Ids RunSeq(BlockManager& bm, SeqId id, const Tokens& tokens) {
   PrefixMatch m = bm.FindCachedPrefix(tokens);
   EXPECT_TRUE(bm.Allocate(id, int(tokens.size()), &m));
+  bm.ReleaseCopySource(id);  // a partial block's rows would be copied now
   bm.CommitFullBlocks(id, tokens, int(tokens.size()));
   return Table(bm, id);
 }
@@ -418,12 +419,99 @@ TEST(BlockManager, StatsCountQueriedAndHitTokens) {
   EXPECT_EQ(bm.FindCachedPrefix(t).num_tokens, 8);
   EXPECT_EQ(bm.stats().prefix_queries, 30);
   EXPECT_EQ(bm.stats().prefix_hits, 8);
-  EXPECT_EQ(bm.FindCachedPrefix(Range(0, 6)).num_tokens, 4);
+  // One full block plus the first row of the next (the last token is never covered).
+  const PrefixMatch m = bm.FindCachedPrefix(Range(0, 6));
+  EXPECT_EQ(m.num_tokens, 4);
+  EXPECT_EQ(m.tail_tokens, 1);
   EXPECT_EQ(bm.stats().prefix_queries, 36);
-  EXPECT_EQ(bm.stats().prefix_hits, 12);
+  EXPECT_EQ(bm.stats().prefix_hits, 8 + 5);
   EXPECT_EQ(bm.stats().evictions, 0);
   ASSERT_TRUE(bm.Allocate(2, 4 * 8));  // 6 uncached + 2 evicted
   EXPECT_EQ(bm.stats().evictions, 2);
+}
+
+TEST(BlockManager, PartialBlockMatchFindsTheLongestContinuation) {
+  BlockManager bm(8, 4, true);
+  const Ids ta = RunSeq(bm, 1, Range(0, 9));  // caches [0..3], [4..7]
+  bm.Free(1);
+  const Ids tb = RunSeq(bm, 2, Concat(Range(0, 6), {50, 51, 52}));  // caches [4, 5, 50, 51]
+  bm.Free(2);
+  ASSERT_EQ(tb[0], ta[0]);
+  // After block [0..3], {4, 5, 6, 9} continues [4..7] for 3 tokens and the newer [4, 5, 50, 51]
+  // for 2: the longer continuation wins; {4, 5, 50, 9} takes the newer one.
+  PrefixMatch m = bm.FindCachedPrefix(Concat(Range(0, 7), {9, 9}));
+  EXPECT_EQ(m.blocks, (Ids{ta[0]}));
+  EXPECT_EQ(m.tail_block, ta[1]);
+  EXPECT_EQ(m.tail_tokens, 3);
+  EXPECT_EQ(m.total_tokens(), 7);
+  m = bm.FindCachedPrefix(Concat(Range(0, 6), {50, 9}));
+  EXPECT_EQ(m.tail_block, tb[1]);
+  EXPECT_EQ(m.tail_tokens, 3);
+  // The last token is never covered, by a partial block either.
+  m = bm.FindCachedPrefix(Range(0, 7));
+  EXPECT_EQ(m.num_tokens, 4);
+  EXPECT_EQ(m.tail_tokens, 2);
+  m = bm.FindCachedPrefix(Range(0, 8));  // the full block [4..7] would hold the last token
+  EXPECT_EQ(m.num_tokens, 4);
+  EXPECT_EQ(m.tail_block, ta[1]);
+  EXPECT_EQ(m.tail_tokens, 3);
+  // No full block, a partial first one: the root's children are candidates too.
+  m = bm.FindCachedPrefix(Concat(Range(0, 2), {77, 78}));
+  EXPECT_TRUE(m.blocks.empty());
+  EXPECT_EQ(m.tail_block, ta[0]);
+  EXPECT_EQ(m.tail_tokens, 2);
+  // The first token differs: nothing. Another root: nothing.
+  EXPECT_EQ(bm.FindCachedPrefix(Concat({99}, Range(1, 8))).total_tokens(), 0);
+  EXPECT_EQ(bm.FindCachedPrefix(Range(0, 7), 1).total_tokens(), 0);
+  // A continuation of another parent does not count: [4..7] follows [0..3], not [10..13].
+  EXPECT_EQ(bm.FindCachedPrefix(Concat(Range(10, 4), {4, 5, 6, 9})).total_tokens(), 0);
+  EXPECT_EQ(bm.CheckInvariants(), "");
+}
+
+TEST(BlockManager, PartialBlockSourceIsPinnedUntilReleased) {
+  BlockManager bm(5, 4, true);
+  const Ids ta = RunSeq(bm, 1, Range(0, 9));  // caches [0..3], [4..7]
+  bm.Free(1);
+  const Tokens q = Concat(Range(0, 6), {60, 61});
+  PrefixMatch m = bm.FindCachedPrefix(q);
+  ASSERT_EQ(m.num_tokens, 4);
+  ASSERT_EQ(m.tail_block, ta[1]);
+  ASSERT_EQ(m.tail_tokens, 2);
+  // The free source counts as a block taken: matched [0..3] + the source + one new block.
+  EXPECT_EQ(bm.BlocksNeeded(2, 8, &m), 3);
+  ASSERT_TRUE(bm.Allocate(2, 8, &m));
+  EXPECT_EQ(bm.CopySource(2), ta[1]);
+  EXPECT_EQ(bm.RefCount(ta[1]), 1);
+  const Ids t2 = Table(bm, 2);
+  ASSERT_EQ(t2.size(), 2u);
+  EXPECT_EQ(t2[0], ta[0]);
+  EXPECT_NE(t2[1], ta[1]);
+  EXPECT_EQ(bm.num_free_blocks(), 2);
+  EXPECT_EQ(bm.CheckInvariants(), "");
+  // Nothing can take the pinned source, not even an allocation that needs every free block.
+  ASSERT_TRUE(bm.Allocate(3, 8));
+  EXPECT_EQ(bm.num_free_blocks(), 0);
+  EXPECT_FALSE(bm.Allocate(4, 1));
+  for (int32_t b : Table(bm, 3)) EXPECT_NE(b, ta[1]);
+  // Released, it is a free cached block again, still findable.
+  bm.ReleaseCopySource(2);
+  EXPECT_EQ(bm.CopySource(2), -1);
+  EXPECT_EQ(bm.RefCount(ta[1]), 0);
+  EXPECT_EQ(bm.num_free_blocks(), 1);
+  EXPECT_EQ(bm.FindCachedPrefix(Range(0, 9)).blocks, (Ids{ta[0], ta[1]}));
+  bm.ReleaseCopySource(2);  // twice: no-op
+  EXPECT_EQ(bm.CheckInvariants(), "");
+  // Free drops a pin that was never released.
+  bm.Free(3);
+  m = bm.FindCachedPrefix(Concat(Range(0, 5), {70}));
+  ASSERT_EQ(m.tail_block, ta[1]);
+  ASSERT_TRUE(bm.Allocate(5, 6, &m));
+  EXPECT_EQ(bm.RefCount(ta[1]), 1);
+  bm.Free(5);
+  EXPECT_EQ(bm.RefCount(ta[1]), 0);
+  bm.Free(2);
+  EXPECT_EQ(bm.num_free_blocks(), 5);
+  EXPECT_EQ(bm.CheckInvariants(), "");
 }
 
 TEST(BlockManager, DisabledCacheNeverMatches) {
@@ -504,7 +592,7 @@ struct SimSeq {
 };
 
 struct PropertyCounters {
-  int admitted = 0, rejected = 0, grow_failed = 0, preempted = 0;
+  int admitted = 0, rejected = 0, grow_failed = 0, preempted = 0, partial = 0;
 };
 
 // Random scheduler-like traffic. Besides CheckInvariants after every event, a shadow of the KV
@@ -537,13 +625,26 @@ void RunPropertyTest(uint64_t hash_mask, uint64_t seed, PropertyCounters* counte
       const Tokens want(tokens.begin(), tokens.begin() + ptrdiff_t((i + 1) * kBs));
       ASSERT_EQ(content[size_t(m.blocks[i])], want) << "block " << m.blocks[i] << " at " << i;
     }
+    if (m.tail_block < 0) {
+      ASSERT_EQ(m.tail_tokens, 0);
+      return;
+    }
+    // A partial block continues the matched chain: its first rows were computed after exactly
+    // the queried tokens.
+    ASSERT_GE(m.tail_tokens, 1);
+    ASSERT_LT(m.tail_tokens, kBs);
+    ASSERT_LT(size_t(m.total_tokens()), tokens.size());
+    const Tokens& c = content[size_t(m.tail_block)];
+    ASSERT_GE(c.size(), size_t(m.total_tokens()));
+    ASSERT_TRUE(std::equal(tokens.begin(), tokens.begin() + m.total_tokens(), c.begin()))
+        << "partial block " << m.tail_block << " holds another prefix";
   };
   // Admits `id` with `tokens` (its cached prefix first), prefilling part of the prompt.
   auto admit = [&](SeqId id, const Tokens& tokens) {
     const int free_before = bm.num_free_blocks();
     const PrefixMatch m = bm.FindCachedPrefix(tokens);
     check_match(m, tokens);
-    const int want = rng() % 2 ? int(tokens.size()) : rnd(m.num_tokens + 1, int(tokens.size()));
+    const int want = rng() % 2 ? int(tokens.size()) : rnd(m.total_tokens() + 1, int(tokens.size()));
     const int needed = bm.BlocksNeeded(id, want, &m);
     const bool ok = bm.Allocate(id, want, &m);
     ASSERT_EQ(ok, needed <= free_before);
@@ -558,7 +659,20 @@ void RunPropertyTest(uint64_t hash_mask, uint64_t seed, PropertyCounters* counte
     ASSERT_GE(table.size(), m.blocks.size());
     ASSERT_TRUE(std::equal(m.blocks.begin(), m.blocks.end(), table.begin()));
     for (size_t i = m.blocks.size(); i < table.size(); ++i) content[size_t(table[i])].clear();
-    live[id] = SimSeq{tokens, m.num_tokens};
+    if (m.tail_block >= 0) {
+      // The engine's copy: the pinned source still holds what the lookup saw.
+      ASSERT_EQ(bm.CopySource(id), m.tail_block);
+      ASSERT_GE(bm.RefCount(m.tail_block), 1);
+      check_match(m, tokens);
+      const int32_t dst = table[m.blocks.size()];
+      ASSERT_EQ(bm.RefCount(dst), 1);
+      content[size_t(dst)].assign(tokens.begin(), tokens.begin() + m.total_tokens());
+      ++counters->partial;
+      if (rng() % 2) bm.ReleaseCopySource(id);  // else it stays pinned until the next events
+    } else {
+      ASSERT_EQ(bm.CopySource(id), -1);
+    }
+    live[id] = SimSeq{tokens, m.total_tokens()};
     ++counters->admitted;
   };
   auto random_live = [&]() {
@@ -587,6 +701,7 @@ void RunPropertyTest(uint64_t hash_mask, uint64_t seed, PropertyCounters* counte
       }
       const int target = rnd(s.computed + 1, int(s.tokens.size()));
       const Ids before = Table(bm, it->first);
+      bm.ReleaseCopySource(it->first);  // copied at admission: the pin may go any time after
       if (!bm.Allocate(it->first, target)) {
         ASSERT_EQ(Table(bm, it->first), before);
         ++counters->grow_failed;
@@ -631,6 +746,7 @@ void RunPropertyTest(uint64_t hash_mask, uint64_t seed, PropertyCounters* counte
       ASSERT_TRUE(bm.HasSeq(id));
       ASSERT_GE(int(bm.BlockTable(id).size()) * kBs, s.computed);
       used.insert(bm.BlockTable(id).begin(), bm.BlockTable(id).end());
+      if (bm.CopySource(id) >= 0) used.insert(bm.CopySource(id));
     }
     ASSERT_EQ(kBlocks - bm.num_free_blocks(), int(used.size()));
   }
@@ -646,6 +762,7 @@ void ExpectExercised(const PropertyCounters& c, const BlockManagerStats& s) {
   EXPECT_GT(c.admitted, 100);
   EXPECT_GT(c.rejected + c.grow_failed, 0);
   EXPECT_GT(c.preempted, 10);
+  EXPECT_GT(c.partial, 10);
   EXPECT_GT(s.prefix_hits, 0);
   EXPECT_GT(s.evictions, 0);
 }

@@ -254,13 +254,15 @@ TEST_P(EngineClassTest, PrefixCacheHitSkipsCachedTokensAndMatchesColdRun) {
   EngineConfig cold_cfg;
   cold_cfg.prefix_caching = false;
   const auto prompt = Prompt(40, 9);
-  const auto cold = Solo({Greedy(prompt, 10, nullptr)})[0];
+  // 8 tokens: K/V for 40 + 7 positions, so the third block never fills and only whole blocks
+  // can be hit (partial blocks: the next test).
+  const auto cold = Solo({Greedy(prompt, 8, nullptr)})[0];
   auto e = MakeEngine(EngineConfig{});
   auto a = std::make_shared<Collector>(), b = std::make_shared<Collector>();
-  ASSERT_TRUE(e->Submit(Greedy(prompt, 10, a)).ok());
+  ASSERT_TRUE(e->Submit(Greedy(prompt, 8, a)).ok());
   ASSERT_TRUE(a->Wait());
   const int64_t computed_before = e->Stats().prompt_tokens;
-  ASSERT_TRUE(e->Submit(Greedy(prompt, 10, b)).ok());
+  ASSERT_TRUE(e->Submit(Greedy(prompt, 8, b)).ok());
   ASSERT_TRUE(b->Wait());
   EXPECT_EQ(a->tokens(), cold);
   EXPECT_EQ(b->tokens(), cold);
@@ -271,12 +273,65 @@ TEST_P(EngineClassTest, PrefixCacheHitSkipsCachedTokensAndMatchesColdRun) {
   // Without the cache nothing is reused.
   auto off = MakeEngine(cold_cfg);
   auto c1 = std::make_shared<Collector>(), c2 = std::make_shared<Collector>();
-  ASSERT_TRUE(off->Submit(Greedy(prompt, 10, c1)).ok());
+  ASSERT_TRUE(off->Submit(Greedy(prompt, 8, c1)).ok());
   ASSERT_TRUE(c1->Wait());
-  ASSERT_TRUE(off->Submit(Greedy(prompt, 10, c2)).ok());
+  ASSERT_TRUE(off->Submit(Greedy(prompt, 8, c2)).ok());
   ASSERT_TRUE(c2->Wait());
   EXPECT_EQ(c2->info().usage.cached_tokens, 0);
   EXPECT_EQ(c2->tokens(), cold);
+}
+
+// Prompts that share a prefix not ending on a block boundary (a chat template and system prompt,
+// typically) reuse the cached block's first rows by copying them into their own block. Three
+// such requests in one step, two copying from the same block: each output equals its run on an
+// engine without a prefix cache.
+TEST_P(EngineClassTest, PartialBlockHitsCopyTheSharedRowsAndMatchColdRuns) {
+  const auto base = Prompt(40, 9);
+  auto take = [&](int n, std::vector<int32_t> rest) {
+    std::vector<int32_t> t(base.begin(), base.begin() + n);
+    t.insert(t.end(), rest.begin(), rest.end());
+    return t;
+  };
+  // {shared tokens, prompt}: 16 + 4 of block 1; 10 of block 0 (no whole block); 16 + 14.
+  const std::vector<std::pair<int, std::vector<int32_t>>> cases = {
+      {20, take(20, Prompt(12, 3))}, {10, take(10, Prompt(9, 4))}, {30, take(30, Prompt(5, 5))}};
+  EngineConfig cold_cfg;
+  cold_cfg.prefix_caching = false;
+  cold_cfg.max_num_seqs = 1;
+  auto cold_engine = MakeEngine(cold_cfg);
+  std::vector<std::vector<int32_t>> cold;
+  for (const auto& [shared, prompt] : cases) {
+    auto s = std::make_shared<Collector>();
+    ASSERT_TRUE(cold_engine->Submit(Greedy(prompt, 12, s)).ok());
+    ASSERT_TRUE(s->Wait());
+    cold.push_back(s->tokens());
+  }
+  ASSERT_NE(cold[0], cold[1]);
+
+  auto e = MakeEngine(EngineConfig{});
+  auto first = std::make_shared<Collector>();
+  // 4 tokens: K/V for 43 positions, so only the prompt's two whole blocks are cached (in either
+  // numerics class).
+  ASSERT_TRUE(e->Submit(Greedy(base, 4, first)).ok());
+  ASSERT_TRUE(first->Wait());
+  const EngineStats before = e->Stats();
+  std::vector<std::shared_ptr<Collector>> sinks;
+  for (const auto& [shared, prompt] : cases) {
+    sinks.push_back(std::make_shared<Collector>());
+    ASSERT_TRUE(e->Submit(Greedy(prompt, 12, sinks.back())).ok());
+  }
+  int64_t shared_total = 0, prompt_total = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    ASSERT_TRUE(sinks[i]->Wait());
+    EXPECT_EQ(sinks[i]->tokens(), cold[i]) << "request " << i;
+    EXPECT_EQ(sinks[i]->info().usage.cached_tokens, cases[i].first) << "request " << i;
+    shared_total += cases[i].first;
+    prompt_total += int64_t(cases[i].second.size());
+  }
+  const EngineStats after = e->Stats();
+  EXPECT_EQ(after.prefix_hit_tokens - before.prefix_hit_tokens, shared_total);
+  EXPECT_EQ(after.prompt_tokens - before.prompt_tokens, prompt_total - shared_total);
+  EXPECT_EQ(after.kv_blocks_free, after.kv_blocks_total);  // copy sources unpinned
 }
 
 TEST_F(EngineTest, RejectsBadRequestsAndKeepsServing) {

@@ -450,6 +450,7 @@ struct Live {
 struct PropertyCounters {
   int64_t steps = 0, submits = 0, cancels = 0, finishes = 0, admissions = 0;
   int64_t preemptions = 0, cached_admissions = 0, readmissions_with_cache = 0;
+  int64_t partial_admissions = 0;
   int64_t chunked_prefills = 0, decodes = 0;
 };
 
@@ -615,7 +616,19 @@ class Harness {
       const size_t at = plan.chunks.size() - plan.admitted.size() + i;
       ASSERT_EQ(plan.chunks[at].seq, s) << "admissions must come after the running chunks";
       ASSERT_EQ(plan.chunks[at].start, s->num_cached);
-      ASSERT_EQ(s->num_cached % bs, 0);
+      // Cached tokens beyond whole blocks come from exactly one partial-block copy.
+      const auto copy = std::find_if(plan.copies.begin(), plan.copies.end(),
+                                     [&](const KvBlockCopy& k) { return k.seq == s->id; });
+      if (s->num_cached % bs == 0) {
+        ASSERT_TRUE(copy == plan.copies.end()) << "seq " << s->id << " copies nothing it uses";
+      } else {
+        ASSERT_TRUE(copy != plan.copies.end()) << "seq " << s->id << " has no copy of its tail";
+        ASSERT_EQ(copy->rows, s->num_cached % bs);
+        ASSERT_EQ(copy->dst, bm_.BlockTable(s->id)[size_t(s->num_cached / bs)]);
+        ASSERT_NE(copy->src, copy->dst);
+        ASSERT_GE(bm_.RefCount(copy->src), 1) << "copy source not pinned";
+        ++n_.partial_admissions;
+      }
       if (!c_.prefix_cache) {
         ASSERT_EQ(s->num_cached, 0);
       }
@@ -648,17 +661,26 @@ class Harness {
         sched_.num_running() < cfg.max_num_seqs && wait_before.size() > plan.admitted.size()) {
       SeqState* head = wait_before[plan.admitted.size()];
       PrefixMatch m = bm_.FindCachedPrefix(head->tokens);
-      const int remaining = int(head->tokens.size()) - m.num_tokens;
+      const int remaining = int(head->tokens.size()) - m.total_tokens();
       const int cap =
           cfg.max_prefill_chunk > 0 ? cfg.max_prefill_chunk : cfg.max_num_batched_tokens;
       const int n = std::min(
           {remaining, cfg.max_num_batched_tokens - plan.num_tokens, remaining > 1 ? cap : 1});
-      ASSERT_GT(bm_.BlocksNeeded(head->id, m.num_tokens + n, &m), bm_.num_free_blocks())
+      ASSERT_GT(bm_.BlocksNeeded(head->id, m.total_tokens() + n, &m), bm_.num_free_blocks())
           << "seq " << head->id << " fits but was not admitted";
     }
 
-    // "Run" the plan: the KV it reads must be the KV of its own prefix; what it writes goes to
+    // "Run" the plan: first the partial-block copies (whole blocks, as the engine copies), then
+    // the chunks. The KV a chunk reads must be the KV of its own prefix; what it writes goes to
     // blocks no other sequence holds.
+    for (const KvBlockCopy& k : plan.copies) {
+      ASSERT_TRUE(std::any_of(plan.admitted.begin(), plan.admitted.end(),
+                              [&](const SeqState* s) { return s->id == k.seq; }))
+          << "copy for seq " << k.seq << ", which was not admitted this step";
+      ASSERT_EQ(bm_.RefCount(k.dst), 1) << "copy into a shared block " << k.dst;
+      for (int p = 0; p < bs; ++p)
+        kv_[size_t(k.dst) * size_t(bs) + size_t(p)] = kv_[size_t(k.src) * size_t(bs) + size_t(p)];
+    }
     for (const ScheduledChunk& c : plan.chunks) {
       Live& l = live_.at(c.seq->id);
       ExtendHashes(l);
@@ -675,6 +697,9 @@ class Harness {
     }
     sched_.Commit(plan);
     ExpectConsistent("commit");
+    for (const KvBlockCopy& k : plan.copies) {
+      ASSERT_EQ(bm_.CopySource(k.seq), -1) << "copy source still pinned after Commit";
+    }
     for (const ScheduledChunk& c : plan.chunks) {
       ASSERT_EQ(c.seq->num_computed, c.start + c.n);
     }
@@ -799,13 +824,14 @@ void RunProperty(const PropertyConfig& c) {
   if (c.prefix_cache) {
     EXPECT_GT(n.cached_admissions, 10);
     EXPECT_GT(n.readmissions_with_cache, 0);
+    EXPECT_GT(n.partial_admissions, 10);
   }
   std::printf(
       "[ %s ] steps %lld submits %lld finishes %lld cancels %lld preemptions %lld "
-      "admissions %lld (cached %lld, re-admitted from cache %lld)\n",
+      "admissions %lld (cached %lld, partial block %lld, re-admitted from cache %lld)\n",
       c.name, (long long)n.steps, (long long)n.submits, (long long)n.finishes, (long long)n.cancels,
       (long long)n.preemptions, (long long)n.admissions, (long long)n.cached_admissions,
-      (long long)n.readmissions_with_cache);
+      (long long)n.partial_admissions, (long long)n.readmissions_with_cache);
 }
 
 TEST(SchedulerProperty, RandomWorkloadPrefixCache) {
