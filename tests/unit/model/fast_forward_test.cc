@@ -272,6 +272,40 @@ TEST_F(FastForwardTest, PagedBlockTableAndKvTypes) {
   }
 }
 
+// A partial prefix-cache hit: a block copied with KvStore::CopyBlock continues exactly like the
+// block it was copied from (every layer, K and V, both cache types), so a sequence that shares
+// the first 20 positions with another and then diverges gives the bits of its own cold run.
+TEST_F(FastForwardTest, CopiedBlockContinuesLikeTheOriginal) {
+  const ModelConfig& c = model_->config();
+  const int V = c.n_vocab;
+  FastForward fwd(*model_, pool_, 64);
+  const auto a = Tokens(30, 3);
+  auto b = a;
+  const auto tail = Tokens(10, 8);
+  std::copy(tail.begin(), tail.end(), b.begin() + 20);  // shares a[0, 20), then differs
+  std::vector<int32_t> rows(b.size() - 20);
+  std::iota(rows.begin(), rows.end(), 0);
+  for (KvType type : {KvType::kF16, KvType::kF32}) {
+    SCOPED_TRACE(KvTypeName(type));
+    SeqKvCache cold_kv(c, int(b.size()), type);
+    std::vector<float> cold(b.size() * size_t(V));
+    std::vector<int32_t> all(b.size());
+    std::iota(all.begin(), all.end(), 0);
+    ASSERT_TRUE(fwd.Run(b, 0, cold_kv.blocks(), all, cold.data()).ok());
+
+    KvStore shared(c, 8, kDefaultKvBlockSize, type);
+    const std::vector<int32_t> ta = {3, 6};
+    ASSERT_TRUE(fwd.Run(a, 0, {&shared, ta.data(), 2}, {}, nullptr).ok());
+    shared.CopyBlock(6, 1);  // b's second block starts as a copy of a's
+    const std::vector<int32_t> tb = {3, 1};
+    std::vector<float> warm(rows.size() * size_t(V));
+    const std::span<const int32_t> rest(b.data() + 20, b.size() - 20);
+    ASSERT_TRUE(fwd.Run(rest, 20, {&shared, tb.data(), 2}, rows, warm.data()).ok());
+    EXPECT_EQ(0,
+              std::memcmp(warm.data(), cold.data() + 20 * size_t(V), warm.size() * sizeof(float)));
+  }
+}
+
 TEST_F(FastForwardTest, ArgmaxMatchesFullLogits) {
   const ModelConfig& c = model_->config();
   FastForward fwd(*model_, pool_, 64);
