@@ -100,7 +100,7 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
       controller_({config.batch_policy, config.max_num_seqs, config.max_num_batched_tokens,
                    config.tpot_target_ms}) {
   if (tokenizer_) eog_ids_ = tokenizer_->eog_ids();
-  kv_->Prefault();  // the KV budget is resident from the start: memory stays flat under load
+  kv_->Prefault(*pool_);  // the KV budget is resident from the start: memory stays flat under load
   logits_.resize(size_t(config.max_num_seqs) * size_t(model.config().n_vocab));
   argmax_.resize(size_t(config.max_num_seqs));
   stats_.max_num_seqs = controller_.limits().max_num_seqs;

@@ -1,5 +1,6 @@
 #include "model/kv_store.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -42,7 +43,14 @@ KvStore::KvStore(const ModelConfig& c, int n_blocks, int block_size, KvType type
   base_ = mem_.get();
 }
 
-void KvStore::Prefault() { std::memset(base_, 0, bytes_); }
+void KvStore::Prefault(ThreadPool& pool) {
+  constexpr int64_t kChunk = int64_t(2) << 20;  // one huge page
+  const int64_t chunks = int64_t((bytes_ + kChunk - 1) / kChunk);
+  pool.ParallelFor(chunks, 1, [this](int64_t c0, int64_t c1, int) {
+    const size_t begin = size_t(c0 * kChunk), end = std::min(bytes_, size_t(c1 * kChunk));
+    std::memset(base_ + begin, 0, end - begin);
+  });
+}
 
 void KvStore::CopyBlock(int src, int dst) {
   BRISK_CHECK(src >= 0 && src < n_blocks_ && dst >= 0 && dst < n_blocks_ && src != dst);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/config.h"
+#include "runtime/thread_pool.h"
 #include "util/status.h"
 
 namespace brisk {
@@ -34,8 +35,9 @@ class KvStore {
 
   // Touches every page now, so the whole budget is resident from the start: a server's memory
   // then stays flat under load instead of growing as new blocks are first written (and the
-  // forward pass never takes those page faults).
-  void Prefault();
+  // forward pass never takes those page faults). Split over `pool`'s threads: first touches
+  // are the OS zeroing pages, which is slow on some VMs (seconds for a few GiB).
+  void Prefault(ThreadPool& pool);
 
   // Copies block `src`'s K and V (every layer and head, all block_size positions) into block
   // `dst`: a partial prefix-cache hit reuses the first rows of a cached block this way.
