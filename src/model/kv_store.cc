@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "runtime/huge_page_allocator.h"
+#include "runtime/thread_pool.h"
 #include "util/check.h"
 
 namespace brisk {

@@ -14,10 +14,11 @@
 #include <vector>
 
 #include "model/config.h"
-#include "runtime/thread_pool.h"
 #include "util/status.h"
 
 namespace brisk {
+
+class ThreadPool;
 
 enum class KvType : uint8_t { kF16, kF32 };
 Result<KvType> ParseKvType(const std::string& name);  // "f16" | "f32"

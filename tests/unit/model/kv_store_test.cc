@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <string>
+
+#include "runtime/thread_pool.h"
 
 namespace brisk {
 namespace {
