@@ -16,6 +16,8 @@
 #include "model/model_tokenizer.h"
 #include "model/synth.h"
 #include "runtime/cpu_features.h"
+#include "util/splitmix64.h"
+#include "util/clock.h"
 
 namespace brisk {
 namespace {
@@ -28,17 +30,6 @@ constexpr double kWaitSlackS = 60;
 constexpr size_t kStreamTokensBeforeLong = 4;
 constexpr size_t kMaxFailureMessages = 5;
 
-double NowS() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-uint64_t SplitMix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 // Collects one request's events. Called on the engine thread, so it only stamps the time, stores
 // and wakes the waiting client.
 class BenchSink : public RequestSink {
@@ -48,13 +39,13 @@ class BenchSink : public RequestSink {
   }
 
   void OnToken(const TokenEvent&) override {
-    const double t = NowS();
+    const double t = NowSeconds();
     std::lock_guard<std::mutex> lock(mu_);
     token_s_.push_back(t);
     cv_.notify_all();
   }
   void OnFinish(const FinishInfo& f) override {
-    const double t = NowS();
+    const double t = NowSeconds();
     std::lock_guard<std::mutex> lock(mu_);
     info_ = f;
     finish_s_ = t;
@@ -153,7 +144,7 @@ class Bench {
     f.sink = std::make_shared<BenchSink>(max_tokens);
     r.sink = f.sink;
     // Stamped before Submit: the engine may emit events before Submit returns.
-    f.submit_s = NowS();
+    f.submit_s = NowSeconds();
     auto id = engine_.Submit(std::move(r));
     if (id.ok())
       f.id = *id;
@@ -258,7 +249,7 @@ class Bench {
     std::vector<RequestRecord> recs(static_cast<size_t>(n));
     std::atomic<int> next{0};
     const EngineStats before = engine_.Stats();
-    const double t0 = NowS();
+    const double t0 = NowSeconds();
     {
       std::vector<std::thread> clients;
       for (int c = 0; c < C; ++c)
@@ -268,7 +259,7 @@ class Bench {
         });
       for (std::thread& t : clients) t.join();
     }
-    const double t_joined = NowS();
+    const double t_joined = NowSeconds();
     double t_end = t0;
     int64_t all_tokens = 0;
     std::vector<double> ttft, tpot, itl, e2e;

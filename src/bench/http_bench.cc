@@ -16,6 +16,7 @@
 #include "bench/prometheus_text.h"
 #include "bench/rss_sampler.h"
 #include "runtime/cpu_features.h"
+#include "util/splitmix64.h"
 
 namespace brisk {
 namespace {
@@ -27,13 +28,6 @@ constexpr int kWarmupMaxTokens = 16;
 constexpr int kScrapeRetries = 10;
 constexpr auto kScrapeRetryDelay = std::chrono::milliseconds(100);
 constexpr double kScrapeTimeoutS = 30;
-
-uint64_t SplitMix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 std::string Shorten(std::string_view s, size_t n = 200) {
   std::string out(s.substr(0, n));

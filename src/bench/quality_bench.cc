@@ -17,6 +17,7 @@
 #include "model/synth.h"
 #include "runtime/thread_pool.h"
 #include "tokenizer/jinja/chat_template.h"
+#include "util/clock.h"
 
 namespace brisk {
 namespace {
@@ -26,10 +27,6 @@ namespace {
 constexpr int kChunk = 64;
 // Decode speed starts after this many prompt tokens (a short prompt, as in a chat turn).
 constexpr int kDecodePromptTokens = 16;
-
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -91,14 +88,14 @@ Result<double> DecodeSpeed(FastForward& fwd, const ModelConfig& c,
   const int32_t last = int32_t(prompt.size()) - 1;
   int32_t tok = 0;
   BRISK_RETURN_IF_ERROR(fwd.RunBatchArgmax(prompt, std::span(&pre, 1), std::span(&last, 1), &tok));
-  const double t0 = Now();
+  const double t0 = NowSeconds();
   for (int i = 0; i < tg; ++i) {
     const SeqRun run{kv.blocks(), int(prompt.size()) + i, 1};
     const int32_t row0 = 0;
     BRISK_RETURN_IF_ERROR(
         fwd.RunBatchArgmax(std::span(&tok, 1), std::span(&run, 1), std::span(&row0, 1), &tok));
   }
-  return tg / (Now() - t0);
+  return tg / (NowSeconds() - t0);
 }
 
 // Load and tokenizer timings of one model; leaves the last load in `out` for the decode and
@@ -112,17 +109,17 @@ Result<QualityRow> Measure(const std::string& path, const QualityBenchOptions& o
   std::vector<double> load_ms, tok_ms;
   for (int r = 0; r < o.reps; ++r) {
     *out = Loaded{};  // release the previous load first: one copy in memory at a time
-    const double t0 = Now();
+    const double t0 = NowSeconds();
     auto l = LoadForward(path, pool);
     if (!l.ok()) return l.status().WithContext(path);
-    load_ms.push_back((Now() - t0) * 1e3);
+    load_ms.push_back((NowSeconds() - t0) * 1e3);
     *out = std::move(l).value();
   }
   for (int r = 0; r < o.reps; ++r) {
-    const double t0 = Now();
+    const double t0 = NowSeconds();
     auto tok = TokenizerForModel(*out->model);
     if (!tok.ok()) return tok.status().WithContext(path + ": tokenizer");
-    tok_ms.push_back((Now() - t0) * 1e3);
+    tok_ms.push_back((NowSeconds() - t0) * 1e3);
   }
   row.load_ms = Median(load_ms);
   row.tokenizer_ms = Median(tok_ms);

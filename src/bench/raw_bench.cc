@@ -13,13 +13,10 @@
 #include "model/synth.h"
 #include "runtime/cpu_features.h"
 #include "runtime/machine_probe.h"
+#include "util/clock.h"
 
 namespace brisk {
 namespace {
-
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -49,12 +46,12 @@ Result<RawBenchReport> RunRawBench(const RawBenchOptions& o) {
   ThreadPool pool(o.threads);
   // Load = open + mmap + validate + repack every weight for the kernels (what a server pays at
   // start), measured before the probes allocate their large buffers so peak RSS is the model's.
-  const double t_load = Now();
+  const double t_load = NowSeconds();
   BRISK_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(o.model));
   const ModelConfig& c = model->config();
   const int max_batch = std::max({o.pp, *std::max_element(o.batches.begin(), o.batches.end()), 1});
   FastForward fwd(*model, pool, max_batch);
-  const double load_s = Now() - t_load;
+  const double load_s = NowSeconds() - t_load;
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   RawBenchReport rep;
@@ -100,10 +97,10 @@ Result<RawBenchReport> RunRawBench(const RawBenchOptions& o) {
     const int32_t last = o.pp - 1;
     for (int r = 0; r <= o.reps; ++r) {              // first pass warms up (page-ins, huge pages)
       const SeqRun run{kv.blocks(), 0, o.pp, o.pp};  // prompt tokens: the prefill class
-      const double t0 = Now();
+      const double t0 = NowSeconds();
       BRISK_RETURN_IF_ERROR(
           fwd.RunBatchArgmax(toks, std::span(&run, 1), std::span(&last, 1), &best));
-      if (r > 0) times.push_back(Now() - t0);
+      if (r > 0) times.push_back(NowSeconds() - t0);
     }
     const double t = Median(times);
     RawBenchRow row;
@@ -121,14 +118,14 @@ Result<RawBenchReport> RunRawBench(const RawBenchOptions& o) {
     for (int r = 0; r < o.reps; ++r) {
       SeqKvCache kv(c, o.tg + 1);
       int32_t tok = 1;
-      const double t0 = Now();
+      const double t0 = NowSeconds();
       for (int i = 0; i < o.tg; ++i) {
         const SeqRun run{kv.blocks(), i, 1};
         const int32_t row0 = 0;
         BRISK_RETURN_IF_ERROR(
             fwd.RunBatchArgmax(std::span(&tok, 1), std::span(&run, 1), std::span(&row0, 1), &tok));
       }
-      rates.push_back(o.tg / (Now() - t0));
+      rates.push_back(o.tg / (NowSeconds() - t0));
     }
     RawBenchRow row;
     row.test = "tg" + std::to_string(o.tg);
@@ -154,13 +151,13 @@ Result<RawBenchReport> RunRawBench(const RawBenchOptions& o) {
     std::vector<SeqRun> runs(B);
     for (int b = 0; b < B; ++b) rows[b] = b;
     const double bw_before = probe.Measure().gb_per_s;
-    const double t0 = Now();
+    const double t0 = NowSeconds();
     for (int s = 0; s < o.batch_gen; ++s) {
       for (int b = 0; b < B; ++b) runs[b] = {kvs[b].blocks(), o.batch_prompt + s, 1};
       BRISK_RETURN_IF_ERROR(fwd.RunBatchArgmax(toks, runs, rows, best.data()));
       toks = best;
     }
-    const double t = Now() - t0;
+    const double t = NowSeconds() - t0;
     RawBenchRow row;
     row.test = "decode B=" + std::to_string(B);
     row.bandwidth_gb_s = row_bandwidth(bw_before);

@@ -42,10 +42,6 @@ int ReportError(const Status& status) {
   return 1;
 }
 
-double NowSeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 namespace {
 std::string& CommandLineStorage() {
   static std::string s;

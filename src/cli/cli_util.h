@@ -7,6 +7,7 @@
 
 #include "quant/recipe.h"
 #include "util/status.h"
+#include "util/clock.h"
 
 namespace brisk::cli {
 
@@ -23,8 +24,5 @@ int ReportError(const Status& status);
 // value of --api-key replaced by REDACTED.
 void SetCommandLine(int argc, char** argv);
 const std::string& CommandLine();
-
-// Seconds since an arbitrary epoch (steady clock).
-double NowSeconds();
 
 }  // namespace brisk::cli

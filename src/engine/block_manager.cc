@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "util/check.h"
+#include "util/splitmix64.h"
 
 namespace brisk {
 
@@ -11,15 +12,6 @@ namespace {
 
 // Key of the (non-existent) block before a sequence's first one.
 constexpr uint64_t kRootKey = 0x6a09e667f3bcc908ULL;
-
-inline uint64_t Mix64(uint64_t x) {  // splitmix64 finalizer: full avalanche
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
 
 inline int CeilDiv(int a, int b) { return (a + b - 1) / b; }
 

@@ -9,13 +9,10 @@
 #include "engine/stop_matcher.h"
 #include "kernels/cpu/matmul.h"
 #include "tokenizer/detokenizer.h"
+#include "util/clock.h"
 
 namespace brisk {
 namespace {
-
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // Greedy with nothing that needs the logits themselves: the lm_head can fuse the argmax.
 bool PlainGreedy(const SamplingParams& p) {
@@ -159,7 +156,7 @@ Result<uint64_t> Engine::Submit(GenerationRequest req) {
   BRISK_RETURN_IF_ERROR(ValidateSamplingParams(req.sampling, V));
 
   auto a = std::make_unique<Active>();
-  a->t_submit = Now();
+  a->t_submit = NowSeconds();
   if (req.timeout_s > 0) a->deadline = a->t_submit + req.timeout_s;
   const uint64_t seed = req.sampling.seed ? *req.sampling.seed : std::random_device{}();
   a->sampler = std::make_unique<Sampler>(req.sampling, V, seed);
@@ -246,7 +243,7 @@ void Engine::Finish(Active& a, FinishReason reason, const std::string& message,
   if (a.finished) return;
   a.finished = true;
   scheduler_.Remove(&a.seq);
-  const double now = Now();
+  const double now = NowSeconds();
   FinishInfo f;
   f.reason = reason;
   f.message = message;
@@ -389,7 +386,7 @@ void Engine::EmitToken(Active& a, const SampleResult& r, double now) {
 
 bool Engine::Step() {
   TakeInbox();
-  const double t0 = Now();
+  const double t0 = NowSeconds();
   for (auto& [id, a] : active_)
     if (!a->finished && a->deadline > 0 && t0 > a->deadline)
       Finish(*a, FinishReason::kDeadline, "deadline exceeded");
@@ -462,7 +459,7 @@ bool Engine::Step() {
       stats_.generation_tokens += int64_t(sampled.size());
     }
     if (!all_plain) SampleRows(sampled);
-    const double now = Now();
+    const double now = NowSeconds();
     std::vector<int32_t> suppress;
     for (size_t i = 0; i < sampled.size(); ++i) {
       Active& a = *sampled[i];
@@ -482,7 +479,7 @@ bool Engine::Step() {
     it = it->second->finished ? active_.erase(it) : std::next(it);
 
   // Feed the batch controller (the load average is read at most once a second).
-  const double t_end = Now();
+  const double t_end = NowSeconds();
   if (controller_.config().policy == BatchPolicy::kLoadAvg && t_end - load_read_at_ > 1.0) {
     load1_ = ReadLoadAverage1();
     load_read_at_ = t_end;
@@ -501,7 +498,7 @@ bool Engine::Step() {
   s.last_step_tokens = plan.num_tokens;
   s.step_seqs_total += s.last_step_seqs;
   s.step_tokens_total += s.last_step_tokens;
-  s.last_step_s = Now() - t0;
+  s.last_step_s = NowSeconds() - t0;
   return true;
 }
 

@@ -11,6 +11,7 @@
 
 #include "engine/vocab_ops.h"
 #include "runtime/cpu_features.h"
+#include "util/splitmix64.h"
 
 namespace brisk {
 using namespace vocab;  // NOLINT: the sampler is written in terms of these passes
@@ -29,13 +30,6 @@ std::string Format(const char* fmt, ...) {
   std::vsnprintf(buf, sizeof(buf), fmt, args);
   va_end(args);
   return buf;
-}
-
-uint64_t SplitMix64(uint64_t& x) {
-  uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
 }
 
 }  // namespace

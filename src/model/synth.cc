@@ -8,20 +8,15 @@
 #include "model/embedded_vocab.h"
 #include "quant/dequantize.h"
 #include "runtime/thread_pool.h"
+#include "util/splitmix64.h"
 
 namespace brisk {
 namespace {
 
-// SplitMix64: a tiny, well-mixed generator; one stream per (tensor, row chunk) keeps the bytes
-// independent of the thread count.
+// One SplitMix64 stream per (tensor, row chunk) keeps the bytes independent of the thread count.
 struct SplitMix {
   uint64_t s;
-  uint64_t Next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
+  uint64_t Next() { return SplitMix64(s); }
 };
 
 uint64_t HashName(const std::string& s, uint64_t seed) {

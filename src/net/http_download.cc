@@ -16,14 +16,11 @@
 #include <vector>
 
 #include "util/sha256.h"
+#include "util/clock.h"
 
 namespace brisk::net {
 namespace fs = std::filesystem;
 namespace {
-
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -214,7 +211,7 @@ size_t OnBody(char* data, size_t size, size_t count, void* user) {
     p.bytes = t->bytes;
     p.total = t->total;
     p.resumed_from = t->resumed_from;
-    p.elapsed_s = Now() - t->start;
+    p.elapsed_s = NowSeconds() - t->start;
     t->opts->progress(p);
   }
   return len;
@@ -382,7 +379,7 @@ Result<DownloadResult> Download(const std::string& url, const std::string& dest,
     t.opts = &o;
     t.partial = partial;
     t.offset = offset;
-    t.start = Now();
+    t.start = NowSeconds();
     Status err;
     const Outcome out = RunOnce(curl.get(), url, t, &err);
     ++res.requests;

@@ -1,6 +1,7 @@
 // HttpServer over real sockets: raw POSIX clients send exact bytes (including malformed and slow
 // ones) and parse the answers themselves, so the transport is checked against the wire format.
 #include "server/http_server.h"
+#include "util/clock.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -23,17 +24,14 @@
 namespace brisk::server {
 namespace {
 
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 void SleepMs(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
 // Polls `cond` until it holds or `timeout_s` passes.
 template <typename Cond>
 bool WaitFor(Cond cond, double timeout_s = 3) {
-  double end = Now() + timeout_s;
+  double end = NowSeconds() + timeout_s;
   while (!cond()) {
-    if (Now() > end) return false;
+    if (NowSeconds() > end) return false;
     SleepMs(5);
   }
   return true;
@@ -76,7 +74,7 @@ class Client {
   // Appends what arrives before `end` to buf_; false on EOF, error or timeout.
   bool Fill(double end) {
     pollfd p{fd_, POLLIN, 0};
-    int wait_ms = static_cast<int>((end - Now()) * 1000);
+    int wait_ms = static_cast<int>((end - NowSeconds()) * 1000);
     if (wait_ms < 0 || poll(&p, 1, wait_ms) <= 0) return false;
     char tmp[65536];
     ssize_t n = recv(fd_, tmp, sizeof(tmp), 0);
@@ -90,7 +88,7 @@ class Client {
 
   // Waits until buf_ holds `needle` (or `n` bytes) and takes everything up to its end.
   std::optional<std::string> ReadUntil(std::string_view needle, double timeout_s = 5) {
-    double end = Now() + timeout_s;
+    double end = NowSeconds() + timeout_s;
     while (buf_.find(needle) == std::string::npos) {
       if (!Fill(end)) return std::nullopt;
     }
@@ -109,7 +107,7 @@ class Client {
   }
 
   std::optional<Response> ReadResponse(double timeout_s = 5) {
-    double end = Now() + timeout_s;
+    double end = NowSeconds() + timeout_s;
     auto head = ReadUntil("\r\n\r\n", timeout_s);
     if (!head) return std::nullopt;
     Response r;
@@ -129,7 +127,7 @@ class Client {
     }
     if (r.headers["transfer-encoding"] == "chunked") {
       for (;;) {
-        auto size_line = ReadUntil("\r\n", end - Now());
+        auto size_line = ReadUntil("\r\n", end - NowSeconds());
         if (!size_line) return std::nullopt;
         size_t size = std::stoul(*size_line, nullptr, 16);
         auto data = ReadBytes(size + 2, end);
@@ -153,7 +151,7 @@ class Client {
 
   // True when the server closes the connection within `timeout_s` (data before that is dropped).
   bool WaitClosed(double timeout_s) {
-    double end = Now() + timeout_s;
+    double end = NowSeconds() + timeout_s;
     while (Fill(end)) continue;
     return eof_;
   }
@@ -389,16 +387,16 @@ TEST_F(HttpServerTest, SlowlorisIsCutOffAtTheHeaderDeadline) {
   std::thread slow([&] {
     Client c(port_);
     std::string header = "GET /slow HTTP/1.1\r\nHost: t\r\nX-Pad: " + std::string(100, 'a');
-    double start = Now();
+    double start = NowSeconds();
     for (char ch : header) {  // one byte every 200 ms
       if (!c.Send(std::string(1, ch)) || c.WaitClosed(0.2)) break;
     }
-    closed_after = Now() - start;
+    closed_after = NowSeconds() - start;
   });
   SleepMs(300);
-  double t0 = Now();
+  double t0 = NowSeconds();
   ExpectServed();  // others are served meanwhile
-  EXPECT_LT(Now() - t0, 0.5);
+  EXPECT_LT(NowSeconds() - t0, 0.5);
   slow.join();
   EXPECT_GT(closed_after, 0.8);
   EXPECT_LT(closed_after, 1.6);
@@ -412,16 +410,16 @@ TEST_F(HttpServerTest, IdleAndBodyTimeoutsClose) {
   Start(limits);
   Client idle(port_);
   ASSERT_TRUE(idle.Ask("GET / HTTP/1.1\r\nHost: t\r\n\r\n"));
-  double t0 = Now();
+  double t0 = NowSeconds();
   EXPECT_TRUE(idle.WaitClosed(3));
-  EXPECT_GT(Now() - t0, 0.3);
-  EXPECT_LT(Now() - t0, 1.5);
+  EXPECT_GT(NowSeconds() - t0, 0.3);
+  EXPECT_LT(NowSeconds() - t0, 1.5);
 
   Client partial(port_);
   ASSERT_TRUE(partial.Send("POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc"));
-  t0 = Now();
+  t0 = NowSeconds();
   EXPECT_TRUE(partial.WaitClosed(3));
-  EXPECT_LT(Now() - t0, 1.5);
+  EXPECT_LT(NowSeconds() - t0, 1.5);
   EXPECT_EQ(f_.calls, 1);
   EXPECT_TRUE(WaitFor([&] { return server_->open_connections() == 0; }));
 }
@@ -502,10 +500,10 @@ TEST_F(HttpServerTest, StalledWriteTimesOut) {
 TEST_F(HttpServerTest, DelayedRespondFromAnotherThread) {
   Start();
   Client c(port_);
-  double t0 = Now();
+  double t0 = NowSeconds();
   auto r = c.Ask("GET /late HTTP/1.1\r\nHost: t\r\n\r\n");
   ASSERT_TRUE(r);
-  EXPECT_GE(Now() - t0, 0.1);
+  EXPECT_GE(NowSeconds() - t0, 0.1);
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(r->body, "late");
   EXPECT_TRUE(WaitFor([&] { return server_->active_exchanges() == 0; }));
