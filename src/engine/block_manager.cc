@@ -94,11 +94,15 @@ void BlockManager::Unlink(List& l, int32_t b) {
 // ---- hashing and the key map ------------------------------------------------------------------
 
 namespace {
-// A chain's starting key and parent identity for a root. Root identities live above every
-// cache_id the counter hands out (it starts at 1 and never reaches 2^63), so a first block
-// registered under one root never equals one registered under another.
-uint64_t RootKey(uint32_t root) { return kRootKey ^ (uint64_t(root) * 0x9e3779b97f4a7c15ULL); }
-uint64_t RootId(uint32_t root) { return root == 0 ? 0 : (uint64_t(1) << 63) | root; }
+// A chain's starting key and parent identity for a cache salt. Salted identities live above
+// every cache_id the counter hands out (it starts at 1 and never reaches 2^63), so a first block
+// registered under one salt never equals one registered under another.
+constexpr uint64_t kSaltedIdBit = uint64_t(1) << 63;
+uint64_t RootKey(uint64_t salt) { return kRootKey ^ (salt * 0x9e3779b97f4a7c15ULL); }
+uint64_t RootId(uint64_t salt) {
+  BRISK_CHECK(salt < kSaltedIdBit);
+  return salt == 0 ? 0 : kSaltedIdBit | salt;
+}
 }  // namespace
 
 uint64_t BlockManager::HashBlock(uint64_t parent_key, std::span<const int32_t> tokens) const {
@@ -238,14 +242,14 @@ int32_t BlockManager::TakeFreeBlock() {
 
 // ---- public API -------------------------------------------------------------------------------
 
-PrefixMatch BlockManager::FindCachedPrefix(std::span<const int32_t> tokens, uint32_t root) {
+PrefixMatch BlockManager::FindCachedPrefix(std::span<const int32_t> tokens, uint64_t cache_salt) {
   PrefixMatch m;
   stats_.prefix_queries += int64_t(tokens.size());
   if (!enable_prefix_cache_ || tokens.empty()) return m;
   // The last token is never covered: its logits are what the request needs computed.
   const size_t max_blocks = (tokens.size() - 1) / size_t(block_size_);
-  uint64_t key = RootKey(root);
-  uint64_t parent_cache_id = RootId(root);
+  uint64_t key = RootKey(cache_salt);
+  uint64_t parent_cache_id = RootId(cache_salt);
   for (size_t i = 0; i < max_blocks; ++i) {
     const auto block_tokens = tokens.subspan(i * size_t(block_size_), size_t(block_size_));
     key = HashBlock(key, block_tokens);
@@ -283,7 +287,8 @@ int BlockManager::BlocksNeeded(SeqId id, int num_tokens, const PrefixMatch* matc
   return from_free + std::max(0, CeilDiv(num_tokens, block_size_) - have);
 }
 
-bool BlockManager::Allocate(SeqId id, int num_tokens, const PrefixMatch* match, uint32_t root) {
+bool BlockManager::Allocate(SeqId id, int num_tokens, const PrefixMatch* match,
+                            uint64_t cache_salt) {
   BRISK_CHECK(num_tokens >= 0);
   auto it = seqs_.find(id);
   const bool is_new = it == seqs_.end();
@@ -320,8 +325,8 @@ bool BlockManager::Allocate(SeqId id, int num_tokens, const PrefixMatch* match, 
 
   Seq& seq = is_new ? seqs_[id] : it->second;
   if (is_new) {
-    seq.root = root;
-    seq.parent_cache_id = RootId(root);
+    seq.cache_salt = cache_salt;
+    seq.parent_cache_id = RootId(cache_salt);
   }
   if (match != nullptr && match->tail_block >= 0) {
     Pin(match->tail_block);  // before any eviction below, like the matched blocks
@@ -368,7 +373,7 @@ void BlockManager::CommitFullBlocks(SeqId id, std::span<const int32_t> tokens, i
       break;
     }
     const auto block_tokens = tokens.subspan(size_t(i) * size_t(block_size_), size_t(block_size_));
-    const uint64_t key = HashBlock(i == 0 ? RootKey(seq.root) : seq.last_key, block_tokens);
+    const uint64_t key = HashBlock(i == 0 ? RootKey(seq.cache_salt) : seq.last_key, block_tokens);
     int32_t canonical = FindIdentical(key, seq.parent_cache_id, block_tokens);
     if (canonical < 0) {
       canonical = seq.table[size_t(i)];
@@ -432,7 +437,7 @@ void BlockManager::ResetPrefixCache() {
     seq.num_committed = 0;
     seq.last_key = 0;
     seq.parent = -1;
-    seq.parent_cache_id = RootId(seq.root);
+    seq.parent_cache_id = RootId(seq.cache_salt);
     seq.chain_broken = false;
   }
 }

@@ -70,10 +70,10 @@ class BlockManager {
   // (PrefixMatch::tail_*), never covering the last token (a request must compute at least one
   // token to get logits). Counts the query in stats (prefix_queries += tokens.size(),
   // prefix_hits += total_tokens()). Disabled cache => empty match (the query is still counted).
-  // root: the namespace the chain starts in (blocks registered under one root are never found
-  // under another, even on hash collisions). Sequences whose KV is computed differently for the
-  // same tokens (numerics classes, fast_forward.h) use different roots.
-  PrefixMatch FindCachedPrefix(std::span<const int32_t> tokens, uint32_t root = 0);
+  // cache_salt: an opaque namespace the chain starts in (blocks registered under one salt are
+  // never found under another, even on hash collisions), below 2^63. Sequences whose KV is
+  // computed differently for the same tokens use different salts (the caller's to choose).
+  PrefixMatch FindCachedPrefix(std::span<const int32_t> tokens, uint64_t cache_salt = 0);
 
   // Makes sequence `id`'s block table cover positions [0, num_tokens) (a table already longer
   // stays as it is). On the sequence's first call pass the match from FindCachedPrefix: its blocks
@@ -83,11 +83,12 @@ class BlockManager {
   // Returns false and changes NOTHING if there are not enough free blocks (running out is a normal
   // outcome, not an error). A match whose blocks were evicted meanwhile is the caller's bug
   // (BRISK_CHECK): call FindCachedPrefix and Allocate with no allocation in between.
-  // root (first call only): the namespace this sequence's blocks are registered under.
+  // cache_salt (first call only): the namespace this sequence's blocks are registered under.
   // A match with a tail pins tail_block (it is not free, so not evictable) until
   // ReleaseCopySource or Free; num_tokens must then reach past match->total_tokens(), so that the
   // block the tail is copied into (table[match->blocks.size()]) is the sequence's own.
-  bool Allocate(SeqId id, int num_tokens, const PrefixMatch* match = nullptr, uint32_t root = 0);
+  bool Allocate(SeqId id, int num_tokens, const PrefixMatch* match = nullptr,
+                uint64_t cache_salt = 0);
 
   // How many free blocks Allocate(id, num_tokens, match) would take: new blocks plus matched
   // blocks that are currently free. Allocate succeeds iff this is <= num_free_blocks().
@@ -163,7 +164,7 @@ class BlockManager {
     int32_t parent = -1;
     uint64_t parent_cache_id = 0;
     bool chain_broken = false;  // the parent's identity died: nothing further is findable
-    uint32_t root = 0;          // namespace of the chain (FindCachedPrefix)
+    uint64_t cache_salt = 0;    // namespace of the chain (FindCachedPrefix)
     int32_t copy_src = -1;      // pinned partial-block copy source (holds one reference)
   };
 

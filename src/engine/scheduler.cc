@@ -90,12 +90,12 @@ StepPlan Scheduler::Schedule() {
   while (plan.preempted.empty() && !waiting_.empty() && budget > 0 &&
          int(running_.size()) < config_.max_num_seqs) {
     SeqState* s = waiting_.front();
-    const uint32_t root = s->prefill_class ? 1 : 0;  // SeqState::prefill_class
-    PrefixMatch match = blocks_.FindCachedPrefix(s->tokens, root);
+    const uint64_t salt = CacheSalt(s->prompt_class);
+    PrefixMatch match = blocks_.FindCachedPrefix(s->tokens, salt);
     const int computed = match.total_tokens();
     const int remaining = int(s->tokens.size()) - computed;
     const int n = std::min({remaining, budget, remaining > 1 ? chunk_cap : 1});
-    if (!blocks_.Allocate(s->id, computed + n, &match, root)) break;
+    if (!blocks_.Allocate(s->id, computed + n, &match, salt)) break;
     waiting_.pop_front();
     s->num_computed = computed;
     s->num_cached = computed;
@@ -118,8 +118,9 @@ void Scheduler::Commit(const StepPlan& plan) {
   for (const ScheduledChunk& c : plan.chunks) {
     BRISK_CHECK(c.seq->num_computed == c.start);
     c.seq->num_computed += c.n;
-    const int cacheable = c.seq->prefill_class ? std::min(c.seq->num_computed, c.seq->num_prompt)
-                                               : c.seq->num_computed;
+    const bool prefill_class = c.seq->prompt_class == NumericsClass::kPrefill;
+    const int cacheable =
+        prefill_class ? std::min(c.seq->num_computed, c.seq->num_prompt) : c.seq->num_computed;
     blocks_.CommitFullBlocks(c.seq->id, c.seq->tokens, cacheable);
   }
 }

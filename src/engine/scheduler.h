@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/block_manager.h"
+#include "model/numerics_class.h"
 
 namespace brisk {
 
@@ -36,11 +37,11 @@ struct SeqState {
   int num_cached = 0;
   int num_preemptions = 0;
   bool running = false;
-  // Its prompt tokens are computed in the prefill numerics class (fast_forward.h), its generated
-  // ones in the decode class. Such a sequence's blocks live under their own prefix-cache root and
-  // only its prompt blocks are registered: a later prompt covering its generated tokens would
-  // compute them in the prefill class, so a hit would not reproduce a cold run bit for bit.
-  bool prefill_class = false;
+  // The class its prompt tokens are computed in (model/numerics_class.h); generated tokens are
+  // always in the decode class. A prefill-class sequence's blocks live under that class's cache
+  // salt and only its prompt blocks are registered: a later prompt covering its generated tokens
+  // would compute them in the prefill class, so a hit would not reproduce a cold run bit for bit.
+  NumericsClass prompt_class = NumericsClass::kDecode;
 };
 
 struct ScheduledChunk {

@@ -7,6 +7,7 @@
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/reference.h"
+#include "model/numerics_class.h"
 #include "quant/dequantize.h"
 #include "util/fp16.h"
 
@@ -214,14 +215,14 @@ MatmulInput FastForward::Input(const Q8Acts& q, const float* x, int64_t ld, int6
 
 void FastForward::OrderByClass(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
                                std::span<const int32_t> logit_rows) {
-  const bool wide = WidePathAvailable();
+  const bool wide = PrefillClassAvailable();
   ord_tokens_.clear();
   ord_runs_.clear();
   ord_index_.assign(tokens.size(), 0);
   for (int pass = 0; pass < 2; ++pass) {  // 0: decode-class tails, 1: prompt heads
     size_t off = 0;
     for (const SeqRun& r : runs) {
-      const int head = wide ? std::clamp(r.wide_tokens, 0, r.n_tokens) : 0;
+      const int head = wide ? std::clamp(r.prefill_class_tokens, 0, r.n_tokens) : 0;
       const int i0 = pass == 0 ? head : 0, i1 = pass == 0 ? r.n_tokens : head;
       if (i1 > i0) {
         ord_runs_.push_back({r.kv, r.start_pos + i0, i1 - i0, pass == 1 ? i1 - i0 : 0});

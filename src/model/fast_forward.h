@@ -25,14 +25,14 @@ namespace brisk {
 
 // n_tokens consecutive tokens of one sequence, at positions [start_pos, start_pos + n_tokens);
 // their K/V are written into the sequence's blocks and attention reads positions [0, pos].
-// The first wide_tokens tokens are prompt tokens: they are computed in the prefill numerics class
-// (matmul.h), the rest (generated tokens, also when recomputed) in the decode class. A token's
-// class must depend only on the token, never on the batch, so it is the caller's to say.
+// The first prefill_class_tokens tokens are computed in the prefill numerics class
+// (model/numerics_class.h; the kernels' "wide" path), the rest in the decode class. A token's
+// class must depend only on its request, never on the batch, so it is the caller's to say.
 struct SeqRun {
   KvBlocks kv;
   int start_pos = 0;
   int n_tokens = 0;
-  int wide_tokens = 0;
+  int prefill_class_tokens = 0;
 };
 
 class FastForward {

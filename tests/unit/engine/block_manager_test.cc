@@ -293,20 +293,20 @@ TEST(BlockManager, LruOrderFollowsFreeTimeNotAllocationTime) {
   EXPECT_EQ(bm.CheckInvariants(), "");
 }
 
-// Roots are separate namespaces: the same tokens registered under root 1 are found under root 1
-// only, also when every hash collides, and a sequence allocated under a root chains there.
-TEST(BlockManager, RootsAreSeparateNamespaces) {
+// Cache salts are separate namespaces: the same tokens registered under salt 1 are found under
+// salt 1 only, also when every hash collides, and a sequence allocated under a salt chains there.
+TEST(BlockManager, CacheSaltsAreSeparateNamespaces) {
   for (uint64_t mask : {~uint64_t(0), uint64_t(0)}) {
     SCOPED_TRACE(mask ? "normal hashes" : "every key collides");
     BlockManager bm(16, 4, true);
     if (!mask) bm.SetHashMaskForTesting(mask);
     const Tokens t = Range(100, 9);  // 2 full blocks + 1
-    ASSERT_TRUE(bm.Allocate(1, int(t.size()), nullptr, /*root=*/1));
+    ASSERT_TRUE(bm.Allocate(1, int(t.size()), nullptr, /*cache_salt=*/1));
     bm.CommitFullBlocks(1, t, int(t.size()));
     EXPECT_EQ(bm.FindCachedPrefix(t, 1).num_tokens, 8);
     EXPECT_EQ(bm.FindCachedPrefix(t, 0).num_tokens, 0);
     EXPECT_EQ(bm.FindCachedPrefix(t, 2).num_tokens, 0);
-    // The same tokens under root 0 get their own blocks; both stay findable in their roots.
+    // The same tokens under salt 0 get their own blocks; both stay findable under their salts.
     ASSERT_TRUE(bm.Allocate(2, int(t.size())));
     bm.CommitFullBlocks(2, t, int(t.size()));
     const PrefixMatch m0 = bm.FindCachedPrefix(t, 0), m1 = bm.FindCachedPrefix(t, 1);

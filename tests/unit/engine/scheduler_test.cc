@@ -231,21 +231,23 @@ TEST(Scheduler, ReadmittedSequenceRecomputesEverythingWithoutPrefixCache) {
 }
 
 // A prefill-class sequence (prompt and generated tokens in different numerics classes) registers
-// only its prompt blocks, under its own root: a later prompt covering its generated tokens must
-// not find them, and a decode-class query must not find its prompt blocks. A decode-class
-// sequence registers its generated blocks too.
-TEST(Scheduler, PrefillClassSequencesCacheOnlyTheirPromptUnderTheirOwnRoot) {
+// only its prompt blocks, under its class's cache salt: a later prompt covering its generated
+// tokens must not find them, and a decode-class query must not find its prompt blocks. A
+// decode-class sequence registers its generated blocks too.
+TEST(Scheduler, PrefillClassSequencesCacheOnlyTheirPromptUnderTheirOwnSalt) {
   for (bool prefill_class : {false, true}) {
     SCOPED_TRACE(prefill_class ? "prefill class" : "decode class");
     BlockManager bm(8, 4, /*enable_prefix_cache=*/true);
     Scheduler sched({8, 64, 0}, bm);
     auto a = MakeSeq(1, 0, 0, Range(10, 4));  // one full prompt block
-    a->prefill_class = prefill_class;
+    a->prompt_class = prefill_class ? NumericsClass::kPrefill : NumericsClass::kDecode;
     sched.Add(a.get());
     for (int step = 0; step < 5; ++step) RunPlan(sched, sched.Schedule(), 50 + step);
     ASSERT_GE(a->num_computed, 8);  // prompt block + a block of generated tokens computed
     Tokens query(a->tokens.begin(), a->tokens.begin() + 9);
-    const uint32_t own = prefill_class ? 1 : 0, other = prefill_class ? 0 : 1;
+    const uint64_t own = CacheSalt(a->prompt_class);
+    const uint64_t other =
+        CacheSalt(prefill_class ? NumericsClass::kDecode : NumericsClass::kPrefill);
     EXPECT_EQ(bm.FindCachedPrefix(query, own).num_tokens, prefill_class ? 4 : 8);
     EXPECT_EQ(bm.FindCachedPrefix(query, other).num_tokens, 0);
   }
