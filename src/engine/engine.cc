@@ -6,21 +6,11 @@
 #include <cmath>
 #include <random>
 
-#include "engine/stop_matcher.h"
-#include "kernels/cpu/matmul.h"
+#include "engine/output_processor.h"
 #include "tokenizer/detokenizer.h"
 #include "util/clock.h"
 
 namespace brisk {
-namespace {
-
-// Greedy with nothing that needs the logits themselves: the lm_head can fuse the argmax.
-bool PlainGreedy(const SamplingParams& p) {
-  return p.temperature == 0.0f && p.repetition_penalty == 1.0f && p.presence_penalty == 0.0f &&
-         p.frequency_penalty == 0.0f && p.logit_bias.empty() && !p.logprobs && p.top_logprobs == 0;
-}
-
-}  // namespace
 
 const char* FinishReasonName(FinishReason r) {
   switch (r) {
@@ -37,18 +27,6 @@ const char* FinishReasonName(FinishReason r) {
   }
   return "?";
 }
-
-struct Engine::Active {
-  uint64_t id = 0;
-  GenerationRequest req;
-  SeqState seq;
-  std::unique_ptr<Sampler> sampler;
-  std::unique_ptr<StreamingDetokenizer> detok;
-  std::unique_ptr<StopMatcher> stop;
-  double t_submit = 0, t_scheduled = -1, t_first = -1, t_last = -1, deadline = 0;
-  int generated = 0;
-  bool finished = false;
-};
 
 Result<std::unique_ptr<Engine>> Engine::Create(const Model& model, const Tokenizer* tokenizer,
                                                const EngineConfig& config) {
@@ -93,10 +71,10 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
       blocks_(n_blocks, config.kv_block_size, config.prefix_caching),
       scheduler_({config.max_num_seqs, config.max_num_batched_tokens, config.max_prefill_chunk},
                  blocks_),
+      sampler_(model.config().n_vocab, tokenizer ? tokenizer->eog_ids() : std::vector<int32_t>{}),
       max_num_seqs_(config.max_num_seqs),
       controller_({config.batch_policy, config.max_num_seqs, config.max_num_batched_tokens,
                    config.tpot_target_ms}) {
-  if (tokenizer_) eog_ids_ = tokenizer_->eog_ids();
   kv_->Prefault(*pool_);  // the KV budget is resident from the start: memory stays flat under load
   logits_.resize(size_t(config.max_num_seqs) * size_t(model.config().n_vocab));
   argmax_.resize(size_t(config.max_num_seqs));
@@ -120,14 +98,15 @@ Engine::~Engine() {
     if (!a->finished) Finish(*a, FinishReason::kCancelled, "engine shut down");
 }
 
-bool Engine::PrefillClassFor(int num_prompt) const {
+NumericsClass Engine::PromptClassFor(int num_prompt) const {
   // The bf16 path's fixed cost (every weight dequantised once per step) is repaid only by enough
   // prompt tokens per step: long prompts, and a step budget that lets them in. Both are fixed for
   // the request, so its class never depends on what it is batched with.
   const int min_tokens = std::max(1, config_.prefill_class_min_tokens);
   int chunk = config_.max_num_batched_tokens;
   if (config_.max_prefill_chunk > 0) chunk = std::min(chunk, config_.max_prefill_chunk);
-  return WidePathAvailable() && num_prompt >= min_tokens && chunk >= min_tokens;
+  const bool prefill = PrefillClassAvailable() && num_prompt >= min_tokens && chunk >= min_tokens;
+  return prefill ? NumericsClass::kPrefill : NumericsClass::kDecode;
 }
 
 Result<uint64_t> Engine::Submit(GenerationRequest req) {
@@ -155,18 +134,7 @@ Result<uint64_t> Engine::Submit(GenerationRequest req) {
     return Status::Error("stop strings need a tokenizer (none loaded)");
   BRISK_RETURN_IF_ERROR(ValidateSamplingParams(req.sampling, V));
 
-  auto a = std::make_unique<Active>();
-  a->t_submit = NowSeconds();
-  if (req.timeout_s > 0) a->deadline = a->t_submit + req.timeout_s;
-  const uint64_t seed = req.sampling.seed ? *req.sampling.seed : std::random_device{}();
-  a->sampler = std::make_unique<Sampler>(req.sampling, V, seed);
-  if (tokenizer_) a->detok = std::make_unique<StreamingDetokenizer>(*tokenizer_, false);
-  a->stop = std::make_unique<StopMatcher>(req.stop);
-  a->seq.tokens = req.prompt;
-  a->seq.num_prompt = int(req.prompt.size());
-  a->seq.prefill_class = PrefillClassFor(a->seq.num_prompt);
-  a->seq.priority = req.priority;
-  a->req = std::move(req);
+  std::unique_ptr<RequestState> a = NewRequestState(std::move(req));
   uint64_t id;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -217,19 +185,37 @@ void Engine::SetMaxNumSeqs(int n) {
   SetBatchPolicy(BatchPolicy::kStatic, n, config_.max_num_batched_tokens, 0);
 }
 
+std::unique_ptr<RequestState> Engine::NewRequestState(GenerationRequest req) const {
+  const int V = fwd_->config().n_vocab;
+  auto r = std::make_unique<RequestState>();
+  r->t_submit = NowSeconds();
+  if (req.timeout_s > 0) r->deadline = r->t_submit + req.timeout_s;
+  const uint64_t seed = req.sampling.seed ? *req.sampling.seed : std::random_device{}();
+  r->sampler = std::make_unique<Sampler>(req.sampling, V, seed);
+  if (tokenizer_) r->detok = std::make_unique<StreamingDetokenizer>(*tokenizer_, false);
+  r->stop = std::make_unique<StopMatcher>(req.stop);
+  r->plain_greedy = IsPlainGreedy(req.sampling) && !req.constraint;
+  r->seq.tokens = req.prompt;
+  r->seq.num_prompt = int(req.prompt.size());
+  r->seq.prompt_class = PromptClassFor(r->seq.num_prompt);
+  r->seq.priority = req.priority;
+  r->req = std::move(req);
+  return r;
+}
+
 void Engine::TakeInbox() {
-  std::vector<std::unique_ptr<Active>> in;
+  std::vector<std::unique_ptr<RequestState>> in;
   std::vector<uint64_t> cancels;
   {
     std::lock_guard<std::mutex> lock(mu_);
     in.swap(inbox_);
     cancels.swap(cancels_);
   }
-  for (auto& a : in) {
-    a->seq.arrival = next_arrival_++;
-    scheduler_.Add(&a->seq);
-    const uint64_t id = a->id;
-    active_[id] = std::move(a);
+  for (auto& r : in) {
+    r->seq.arrival = next_arrival_++;
+    scheduler_.Add(&r->seq);
+    const uint64_t id = r->id;
+    active_[id] = std::move(r);
   }
   for (uint64_t id : cancels) {
     auto it = active_.find(id);
@@ -238,26 +224,12 @@ void Engine::TakeInbox() {
   }
 }
 
-void Engine::Finish(Active& a, FinishReason reason, const std::string& message,
+void Engine::Finish(RequestState& r, FinishReason reason, const std::string& message,
                     const std::string& stop) {
-  if (a.finished) return;
-  a.finished = true;
-  scheduler_.Remove(&a.seq);
-  const double now = NowSeconds();
-  FinishInfo f;
-  f.reason = reason;
-  f.message = message;
-  f.stop_matched = stop;
-  f.usage.prompt_tokens = a.seq.num_prompt;
-  f.usage.completion_tokens = a.generated;
-  f.usage.cached_tokens = std::min(a.seq.num_cached, a.seq.num_prompt);
-  RequestTimings& t = f.timings;
-  t.queued_s = a.t_scheduled >= 0 ? a.t_scheduled - a.t_submit : now - a.t_submit;
-  t.ttft_s = a.t_first >= 0 ? a.t_first - a.t_submit : 0;
-  t.e2e_s = now - a.t_submit;
-  t.prefill_s = a.t_first >= 0 && a.t_scheduled >= 0 ? a.t_first - a.t_scheduled : 0;
-  t.decode_s = a.t_first >= 0 ? a.t_last - a.t_first : 0;
-  t.preemptions = a.seq.num_preemptions;
+  if (r.finished) return;
+  r.finished = true;
+  scheduler_.Remove(&r.seq);
+  const FinishInfo f = MakeFinishInfo(r, reason, message, stop, NowSeconds());
   {
     // Published before the sink hears of it: whoever waits on the finish sees its blocks freed.
     std::lock_guard<std::mutex> lock(mu_);
@@ -265,7 +237,12 @@ void Engine::Finish(Active& a, FinishReason reason, const std::string& message,
     ++stats_.finished;
     PublishLocked();
   }
-  a.req.sink->OnFinish(f);
+  r.req.sink->OnFinish(f);
+}
+
+void Engine::DropFinished() {
+  for (auto it = active_.begin(); it != active_.end();)
+    it = it->second->finished ? active_.erase(it) : std::next(it);
 }
 
 void Engine::PublishLocked() {
@@ -280,212 +257,131 @@ void Engine::PublishLocked() {
   s.preemptions = scheduler_.num_preemptions();
 }
 
-void Engine::Suppressed(const Active& a, std::vector<int32_t>* ids) const {
-  ids->clear();
-  if (a.req.ignore_eos || a.generated < a.req.min_tokens)
-    ids->assign(eog_ids_.begin(), eog_ids_.end());
-  if (a.generated < a.req.min_tokens)
-    ids->insert(ids->end(), a.req.stop_token_ids.begin(), a.req.stop_token_ids.end());
-}
+// ---- the step's phases -------------------------------------------------------------------------
 
-std::span<const std::span<const int32_t>> Engine::SuppressedSpans(
-    const std::vector<Active*>& sampled) {
-  if (suppressed_ids_.size() < sampled.size()) suppressed_ids_.resize(sampled.size());
-  suppressed_spans_.clear();
-  bool any = false;
-  for (size_t i = 0; i < sampled.size(); ++i) {
-    Suppressed(*sampled[i], &suppressed_ids_[i]);
-    suppressed_spans_.emplace_back(suppressed_ids_[i]);
-    any = any || !suppressed_ids_[i].empty();
+bool Engine::Step() {
+  const double t0 = NowSeconds();
+  const StepPlan plan = PlanStep(t0);
+  if (plan.chunks.empty()) return false;
+  // Partial prefix-cache hits: the shared rows must be in place before anything reads them.
+  for (const KvBlockCopy& c : plan.copies) kv_->CopyBlock(c.src, c.dst);
+  const ModelBatch& batch = BuildBatch(plan, t0);
+  if (const Status st = RunModel(batch); st.ok()) {
+    scheduler_.Commit(plan);
+    CountStepTokens(batch);
+    const std::span<const SampleResult> results = SampleOutputs(batch);
+    const OutputRules rules{sampler_.eog_ids(), config_.max_model_len};
+    for (const FinishDecision& d : ProcessOutputs(batch.sampled, results, NowSeconds(), rules))
+      Finish(*d.request, d.reason, d.message, d.stop_matched);
+  } else {  // inputs were validated at submission: a failure here fails the batch only
+    for (const ScheduledChunk& c : plan.chunks)
+      Finish(*active_.at(c.seq->id), FinishReason::kError, st.message());
   }
-  if (!any) return {};
-  return suppressed_spans_;
-}
-
-// In parallel over the compute pool, which is idle between steps: a top-p row costs ~0.4 ms
-// (sampler_bench), so a 16-sequence step spent ~6 ms sampling on one core while the other waited.
-// Each request's sampler (its RNG and scratch) is used by one thread, and rows are claimed one at
-// a time, so the tokens do not depend on which thread drew them.
-void Engine::SampleRows(const std::vector<Active*>& sampled) {
-  const size_t V = size_t(fwd_->config().n_vocab);
-  sample_results_.resize(sampled.size());
-  sample_suppress_.resize(size_t(pool_->size()));
-  std::atomic<size_t> next{0};
-  pool_->Run([&](int thread, int) {
-    std::vector<int32_t>& suppress = sample_suppress_[size_t(thread)];
-    for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < sampled.size();) {
-      Active& a = *sampled[i];
-      if (a.req.constraint) continue;
-      Suppressed(a, &suppress);
-      sample_results_[i] = a.sampler->Sample(&logits_[i * V], a.seq.tokens, suppress);
-    }
-  });
-}
-
-// Samples, and while the constraint refuses the token, samples again without it (the row is
-// the sampler's scratch, so each try starts from a saved copy). After a few refusals every token
-// the constraint refuses is masked at once. False (request finished with an error) when no token
-// is allowed at all.
-bool Engine::SampleConstrained(Active& a, float* row, std::vector<int32_t>* suppress,
-                               SampleResult* r) {
-  constexpr int kRetries = 8;
-  const int V = fwd_->config().n_vocab;
-  const TokenConstraint& c = *a.req.constraint;
-  constrained_row_.assign(row, row + V);
-  *r = a.sampler->Sample(row, a.seq.tokens, *suppress);
-  for (int attempt = 0; r->token >= 0 && !c.Allows(r->token); ++attempt) {
-    if (attempt == kRetries) {
-      for (int32_t t = 0; t < V; ++t)
-        if (!c.Allows(t)) suppress->push_back(t);
-    } else if (attempt > kRetries) {
-      r->token = -1;
-      break;
-    } else {
-      suppress->push_back(r->token);
-    }
-    std::copy(constrained_row_.begin(), constrained_row_.end(), row);
-    *r = a.sampler->Sample(row, a.seq.tokens, *suppress);
-  }
-  if (r->token < 0 || !c.Allows(r->token)) {
-    Finish(a, FinishReason::kError, "no token can continue the required output format");
-    return false;
-  }
-  a.req.constraint->Accept(r->token);
+  DropFinished();
+  ObserveStep(batch, t0);
+  PublishStep(plan, t0);
   return true;
 }
 
-void Engine::EmitToken(Active& a, const SampleResult& r, double now) {
-  a.seq.tokens.push_back(r.token);
-  ++a.generated;
-  if (a.t_first < 0) a.t_first = now;
-  a.t_last = now;
-  const bool eog = std::find(eog_ids_.begin(), eog_ids_.end(), r.token) != eog_ids_.end();
-  const bool stop_token = std::find(a.req.stop_token_ids.begin(), a.req.stop_token_ids.end(),
-                                    r.token) != a.req.stop_token_ids.end();
-  const bool stops = stop_token || (eog && !a.req.ignore_eos);
-  TokenEvent e;
-  e.token = r.token;
-  e.logprob = r.logprob;
-  e.top = r.top;
-  std::string matched;
-  if (!stops && a.detok) e.text = a.stop->Append(a.detok->Push(r.token), &matched);
-  const bool length =
-      a.generated >= a.req.max_tokens || int64_t(a.seq.tokens.size()) >= config_.max_model_len;
-  if ((stops || length) && matched.empty() && a.detok) {
-    e.text += a.stop->Append(a.detok->Flush(), &matched);
-    if (matched.empty()) e.text += a.stop->Flush();
-  }
-  a.req.sink->OnToken(e);
-  if (!matched.empty())
-    Finish(a, FinishReason::kStop, {}, matched);
-  else if (stops)
-    Finish(a, FinishReason::kStop);
-  else if (length)
-    Finish(a, FinishReason::kLength);
-}
-
-bool Engine::Step() {
+// Takes new submissions and cancellations, ends expired requests, applies a policy change, and
+// asks the scheduler for this step's chunks.
+StepPlan Engine::PlanStep(double now) {
   TakeInbox();
-  const double t0 = NowSeconds();
-  for (auto& [id, a] : active_)
-    if (!a->finished && a->deadline > 0 && t0 > a->deadline)
-      Finish(*a, FinishReason::kDeadline, "deadline exceeded");
-
-  {
-    std::unique_ptr<BatchControllerConfig> pending;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      pending.swap(pending_policy_);
-    }
-    if (pending) controller_ = BatchController(*pending);
-  }
+  ExpireDeadlines(now);
+  ApplyPendingPolicy();
   const BatchLimits limits = controller_.limits();
   max_num_seqs_.store(limits.max_num_seqs);
   SchedulerConfig sc = scheduler_.config();
   sc.max_num_seqs = limits.max_num_seqs;
   sc.max_num_batched_tokens = limits.max_num_batched_tokens;
   scheduler_.set_config(sc);
-  const StepPlan plan = scheduler_.Schedule();
-  if (plan.chunks.empty()) return false;
-  // Partial prefix-cache hits: the shared rows must be in place before anything reads them.
-  for (const KvBlockCopy& c : plan.copies) kv_->CopyBlock(c.src, c.dst);
+  return scheduler_.Schedule();
+}
 
-  const int V = fwd_->config().n_vocab;
-  batch_tokens_.clear();
-  runs_.clear();
-  logit_rows_.clear();
-  std::vector<Active*> sampled;
-  bool all_plain = true;
-  int64_t prompt_tokens = 0;
-  int decode_seqs = 0;  // counted now: finished requests' states are freed before the end
+void Engine::ExpireDeadlines(double now) {
+  for (auto& [id, r] : active_)
+    if (!r->finished && r->deadline > 0 && now > r->deadline)
+      Finish(*r, FinishReason::kDeadline, "deadline exceeded");
+}
+
+void Engine::ApplyPendingPolicy() {
+  std::unique_ptr<BatchControllerConfig> pending;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending.swap(pending_policy_);
+  }
+  if (pending) controller_ = BatchController(*pending);
+}
+
+const Engine::ModelBatch& Engine::BuildBatch(const StepPlan& plan, double now) {
+  ModelBatch& b = batch_;
+  b.tokens.clear();
+  b.runs.clear();
+  b.logit_rows.clear();
+  b.sampled.clear();
+  b.fused_argmax = true;
+  b.prompt_tokens = 0;
+  b.decode_seqs = 0;
   for (const ScheduledChunk& c : plan.chunks) {
-    decode_seqs += c.start >= c.seq->num_prompt;
-    Active& a = *active_.at(c.seq->id);
-    if (a.t_scheduled < 0) a.t_scheduled = t0;
-    batch_tokens_.insert(batch_tokens_.end(), c.seq->tokens.begin() + c.start,
-                         c.seq->tokens.begin() + c.start + c.n);
-    const std::span<const int32_t> table = blocks_.BlockTable(c.seq->id);
-    // A prefill-class sequence's prompt tokens take that class (fast_forward.h); generated
-    // tokens (also when recomputed after a preemption) and short prompts the decode class.
-    const int prompt_part = std::max(0, std::min(c.start + c.n, c.seq->num_prompt) - c.start);
-    runs_.push_back({KvBlocks{kv_.get(), table.data(), int(table.size())}, c.start, c.n,
-                     c.seq->prefill_class ? prompt_part : 0});
-    prompt_tokens += prompt_part;
+    const SeqState& seq = *c.seq;
+    RequestState& r = *active_.at(seq.id);
+    if (r.t_scheduled < 0) r.t_scheduled = now;
+    b.decode_seqs += c.start >= seq.num_prompt;
+    b.tokens.insert(b.tokens.end(), seq.tokens.begin() + c.start,
+                    seq.tokens.begin() + c.start + c.n);
+    const std::span<const int32_t> table = blocks_.BlockTable(seq.id);
+    // A prefill-class sequence's prompt tokens take that class; generated tokens (also when
+    // recomputed after a preemption) and short prompts the decode class.
+    const int prompt_part = std::max(0, std::min(c.start + c.n, seq.num_prompt) - c.start);
+    const bool prefill_class = seq.prompt_class == NumericsClass::kPrefill;
+    b.runs.push_back({KvBlocks{kv_.get(), table.data(), int(table.size())}, c.start, c.n,
+                      prefill_class ? prompt_part : 0});
+    b.prompt_tokens += prompt_part;
     if (c.sample) {
-      logit_rows_.push_back(int32_t(batch_tokens_.size()) - 1);
-      sampled.push_back(&a);
+      b.logit_rows.push_back(int32_t(b.tokens.size()) - 1);
+      b.sampled.push_back(&r);
       // Suppressed tokens (ignore_eos, min_tokens) do not need the logits: the fused argmax
       // skips them.
-      all_plain = all_plain && PlainGreedy(a.req.sampling) && !a.req.constraint;
+      b.fused_argmax = b.fused_argmax && r.plain_greedy;
     }
   }
-  Status st;
-  if (sampled.empty())
-    st = fwd_->RunBatch(batch_tokens_, runs_, {}, nullptr);
-  else if (all_plain)
-    st = fwd_->RunBatchArgmax(batch_tokens_, runs_, logit_rows_, argmax_.data(),
-                              SuppressedSpans(sampled));
-  else
-    st = fwd_->RunBatch(batch_tokens_, runs_, logit_rows_, logits_.data());
-  if (!st.ok()) {  // inputs were validated at submission: a failure here fails the batch only
-    for (const ScheduledChunk& c : plan.chunks)
-      Finish(*active_.at(c.seq->id), FinishReason::kError, st.message());
-  } else {
-    scheduler_.Commit(plan);
-    {
-      // Counted before the sinks hear of the tokens, so counters never lag what clients got.
-      std::lock_guard<std::mutex> lock(mu_);
-      stats_.prompt_tokens += prompt_tokens;
-      stats_.generation_tokens += int64_t(sampled.size());
-    }
-    if (!all_plain) SampleRows(sampled);
-    const double now = NowSeconds();
-    std::vector<int32_t> suppress;
-    for (size_t i = 0; i < sampled.size(); ++i) {
-      Active& a = *sampled[i];
-      SampleResult r;
-      if (all_plain) {
-        r.token = argmax_[i];
-      } else if (a.req.constraint) {
-        Suppressed(a, &suppress);
-        if (!SampleConstrained(a, &logits_[i * size_t(V)], &suppress, &r)) continue;
-      } else {
-        r = std::move(sample_results_[i]);
-      }
-      EmitToken(a, r, now);
-    }
-  }
-  for (auto it = active_.begin(); it != active_.end();)
-    it = it->second->finished ? active_.erase(it) : std::next(it);
+  return b;
+}
 
-  // Feed the batch controller (the load average is read at most once a second).
+// Logits (or, on the fused-argmax route, the argmax ids) of the batch's sampled rows.
+Status Engine::RunModel(const ModelBatch& b) {
+  if (b.sampled.empty()) return fwd_->RunBatch(b.tokens, b.runs, {}, nullptr);
+  if (b.fused_argmax)
+    return fwd_->RunBatchArgmax(b.tokens, b.runs, b.logit_rows, argmax_.data(),
+                                sampler_.SuppressedSpans(b.sampled));
+  return fwd_->RunBatch(b.tokens, b.runs, b.logit_rows, logits_.data());
+}
+
+std::span<const SampleResult> Engine::SampleOutputs(const ModelBatch& b) {
+  if (!b.fused_argmax) return sampler_.Sample(*pool_, b.sampled, logits_.data());
+  argmax_results_.assign(b.sampled.size(), SampleResult{});
+  for (size_t i = 0; i < b.sampled.size(); ++i) argmax_results_[i].token = argmax_[i];
+  return argmax_results_;
+}
+
+// Counted before the sinks hear of the tokens, so counters never lag what clients got.
+void Engine::CountStepTokens(const ModelBatch& b) {
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.prompt_tokens += b.prompt_tokens;
+  stats_.generation_tokens += int64_t(b.sampled.size());
+}
+
+// Feeds the batch controller (the load average is read at most once a second).
+void Engine::ObserveStep(const ModelBatch& b, double t0) {
   const double t_end = NowSeconds();
   if (controller_.config().policy == BatchPolicy::kLoadAvg && t_end - load_read_at_ > 1.0) {
     load1_ = ReadLoadAverage1();
     load_read_at_ = t_end;
   }
-  controller_.Observe(t_end, t_end - t0, decode_seqs, scheduler_.num_running(), load1_);
+  controller_.Observe(t_end, t_end - t0, b.decode_seqs, scheduler_.num_running(), load1_);
+}
 
+void Engine::PublishStep(const StepPlan& plan, double t0) {
   std::lock_guard<std::mutex> lock(mu_);
   PublishLocked();
   EngineStats& s = stats_;
@@ -499,7 +395,6 @@ bool Engine::Step() {
   s.step_seqs_total += s.last_step_seqs;
   s.step_tokens_total += s.last_step_tokens;
   s.last_step_s = NowSeconds() - t0;
-  return true;
 }
 
 void Engine::Loop() {

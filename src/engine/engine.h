@@ -16,8 +16,10 @@
 #include <vector>
 
 #include "engine/batch_controller.h"
+#include "engine/batch_sampler.h"
 #include "engine/block_manager.h"
 #include "engine/request.h"
+#include "engine/request_state.h"
 #include "engine/scheduler.h"
 #include "model/fast_forward.h"
 #include "model/kv_store.h"
@@ -103,31 +105,42 @@ class Engine {
   const Tokenizer* tokenizer() const { return tokenizer_; }
 
  private:
-  struct Active;
+  // The model inputs of one step, built from the scheduler's plan (plain data).
+  struct ModelBatch {
+    std::vector<int32_t> tokens;         // the chunks' tokens back to back
+    std::vector<SeqRun> runs;            // one per chunk
+    std::vector<int32_t> logit_rows;     // rows of `tokens` whose next token is sampled
+    std::vector<RequestState*> sampled;  // the request of each logit row
+    bool fused_argmax = false;           // every sampled request is plain greedy
+    int64_t prompt_tokens = 0;           // prompt tokens computed (for stats)
+    int decode_seqs = 0;                 // chunks that extend generated tokens (the controller's)
+  };
+
   Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfig& config, int n_blocks);
   void Loop();
-  bool Step();                                 // false when nothing could be scheduled
-  bool PrefillClassFor(int num_prompt) const;  // SeqState::prefill_class of a new request
+  // One step: plan -> build batch -> run model -> sample -> process outputs -> publish. False when
+  // nothing could be scheduled.
+  bool Step();
+  StepPlan PlanStep(double now);
+  void ExpireDeadlines(double now);
+  void ApplyPendingPolicy();
+  const ModelBatch& BuildBatch(const StepPlan& plan, double now);
+  Status RunModel(const ModelBatch& batch);
+  std::span<const SampleResult> SampleOutputs(const ModelBatch& batch);
+  void CountStepTokens(const ModelBatch& batch);
+  void ObserveStep(const ModelBatch& batch, double t0);
+  void PublishStep(const StepPlan& plan, double t0);
+  NumericsClass PromptClassFor(int num_prompt) const;  // SeqState::prompt_class of a new request
+  std::unique_ptr<RequestState> NewRequestState(GenerationRequest req) const;
   void TakeInbox();
-  void Finish(Active& a, FinishReason reason, const std::string& message = {},
+  void Finish(RequestState& r, FinishReason reason, const std::string& message = {},
               const std::string& stop = {});
-  void EmitToken(Active& a, const SampleResult& r, double now);
-  bool SampleConstrained(Active& a, float* row, std::vector<int32_t>* suppress, SampleResult* r);
-  // The token ids a's next token may not be (end-of-generation under ignore_eos or before
-  // min_tokens, and the stop token ids before min_tokens).
-  void Suppressed(const Active& a, std::vector<int32_t>* ids) const;
-  // Suppressed for each sampled request, as MatmulArgmax's exclusion lists (empty if none has
-  // any); valid until the next call.
-  std::span<const std::span<const int32_t>> SuppressedSpans(const std::vector<Active*>& sampled);
-  // Samples row i of logits_ for sampled[i] into sample_results_[i], for every request without a
-  // constraint (those resample against their own state: the engine thread does them in order).
-  void SampleRows(const std::vector<Active*>& sampled);
+  void DropFinished();
   void PublishLocked();  // refreshes stats_ from the scheduler and blocks (mu_ held)
 
   const Model& model_;
   const Tokenizer* tokenizer_;
   EngineConfig config_;
-  std::vector<int32_t> eog_ids_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<FastForward> fwd_;
   std::unique_ptr<KvStore> kv_;
@@ -135,21 +148,18 @@ class Engine {
   Scheduler scheduler_;
 
   // Engine-thread state.
-  std::unordered_map<uint64_t, std::unique_ptr<Active>> active_;
-  std::vector<int32_t> batch_tokens_, logit_rows_, argmax_;
-  std::vector<SeqRun> runs_;
-  std::vector<float> logits_;
-  std::vector<float> constrained_row_;  // a logits row kept for resampling under a constraint
-  std::vector<std::vector<int32_t>> suppressed_ids_;  // SuppressedSpans' storage
-  std::vector<std::span<const int32_t>> suppressed_spans_;
-  std::vector<SampleResult> sample_results_;           // SampleRows' output
-  std::vector<std::vector<int32_t>> sample_suppress_;  // SampleRows' scratch, one per thread
+  std::unordered_map<uint64_t, std::unique_ptr<RequestState>> active_;
+  ModelBatch batch_;             // BuildBatch's output, reused step to step
+  std::vector<float> logits_;    // RunModel's output: one n_vocab row per sampled request
+  std::vector<int32_t> argmax_;  // RunModel's output on the fused-argmax route
+  std::vector<SampleResult> argmax_results_;
+  BatchSampler sampler_;
   uint64_t next_arrival_ = 0;
 
   // Shared with submitters (mu_).
   mutable std::mutex mu_;
   std::condition_variable wake_;
-  std::vector<std::unique_ptr<Active>> inbox_;
+  std::vector<std::unique_ptr<RequestState>> inbox_;
   std::vector<uint64_t> cancels_;
   int queued_ = 0;  // submitted, not yet finished (for the waiting limit)
   uint64_t next_id_ = 1;

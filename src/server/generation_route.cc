@@ -1,12 +1,17 @@
 #include "server/generation_route.h"
 
 #include <ctime>
+#include <optional>
 #include <random>
 #include <variant>
 
 #include "engine/token_constraint.h"
+#include "server/api_error.h"
 #include "server/chat_prompt.h"
+#include "server/chat_response_writer.h"
+#include "server/completion_response_writer.h"
 #include "server/generation_sink.h"
+#include "server/metrics.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
 
@@ -19,6 +24,65 @@ uint64_t RandomSeed() {
   static std::mt19937_64 rng{std::random_device{}()};
   std::lock_guard<std::mutex> lock(mu);
   return rng();
+}
+
+struct Prompt {
+  std::vector<int32_t> tokens;
+  std::string echo;  // completions with echo: the prompt's text
+};
+
+// The prompt tokens: the rendered chat template, the client's token ids, or its text.
+std::variant<Prompt, ApiError> BuildPrompt(const LoadedModel& model, bool chat,
+                                           OpenAiRequest& req) {
+  Prompt p;
+  if (chat) {
+    if (!model.chat_template)
+      return BadRequest("the model has no chat template; use /v1/completions", "messages",
+                        "no_chat_template");
+    auto text = RenderChatPrompt(*model.chat_template, req);
+    if (!text.ok()) return BadRequest("chat template: " + text.message(), "messages");
+    p.tokens = model.tokenizer->Encode(*text);
+  } else if (!req.prompt_tokens.empty()) {
+    p.tokens = std::move(req.prompt_tokens);
+    if (req.echo) p.echo = model.tokenizer->Decode(p.tokens);
+  } else {
+    p.tokens = model.tokenizer->Encode(req.prompt);
+    if (req.echo) p.echo = req.prompt;
+  }
+  if (p.tokens.empty()) return BadRequest("the prompt is empty", chat ? "messages" : "prompt");
+  return p;
+}
+
+// The API's response shape for this request.
+std::unique_ptr<ResponseWriter> MakeWriter(ApiServer& server, const LoadedModel& model, bool chat,
+                                           const OpenAiRequest& req, std::string echo) {
+  std::mt19937_64 id_rng(RandomSeed());
+  WriterOptions wo;
+  wo.meta.id = NewResponseId(chat ? "chatcmpl-" : "cmpl-", id_rng);
+  wo.meta.created = int64_t(std::time(nullptr));
+  wo.meta.model = server.options().model_id;
+  wo.token_bytes = TokenizerPieces(model.tokenizer);
+  wo.logprobs = req.gen.sampling.logprobs || req.gen.sampling.top_logprobs > 0;
+  wo.include_usage = req.include_usage;
+  if (!chat) return std::make_unique<CompletionResponseWriter>(std::move(wo), std::move(echo));
+  std::optional<uint64_t> tool_seed;
+  if (ToolCallsEnabled(req)) tool_seed = id_rng();
+  return std::make_unique<ChatResponseWriter>(std::move(wo), tool_seed);
+}
+
+// Engine::Submit's refusal as the client's answer.
+HttpResponse SubmitErrorResponse(ApiServer& server, const Status& st) {
+  const std::string& msg = st.message();
+  if (msg.rfind(kOverloadedPrefix, 0) == 0) {
+    server.metrics()->OnRequestRejected();
+    HttpResponse r = ErrorResponse(MakeError(429, "rate_limit_error", msg, "overloaded"));
+    r.headers.emplace_back("Retry-After",
+                           std::to_string(std::max(1, int(server.options().retry_after_s + 0.5))));
+    return r;
+  }
+  if (msg.rfind("the engine is shutting down", 0) == 0)
+    return ErrorResponse(MakeError(503, "unavailable_error", msg, "shutting_down"));
+  return ErrorResponse(BadRequest(msg));
 }
 
 }  // namespace
@@ -35,72 +99,30 @@ void HandleGeneration(ApiServer& server, const LoadedModel& model, bool chat, Ht
       chat ? ParseChatRequest(request.body, limits) : ParseCompletionRequest(request.body, limits);
   if (auto* err = std::get_if<ApiError>(&parsed)) return ex->Respond(ErrorResponse(*err));
   OpenAiRequest& req = std::get<OpenAiRequest>(parsed);
-
-  // The prompt tokens.
-  std::vector<int32_t> prompt;
-  std::string echo;
-  if (chat) {
-    if (!model.chat_template)
-      return ex->Respond(ErrorResponse(BadRequest(
-          "the model has no chat template; use /v1/completions", "messages", "no_chat_template")));
-    auto text = RenderChatPrompt(*model.chat_template, req);
-    if (!text.ok())
-      return ex->Respond(ErrorResponse(BadRequest("chat template: " + text.message(), "messages")));
-    prompt = model.tokenizer->Encode(*text);
-  } else if (!req.prompt_tokens.empty()) {
-    prompt = std::move(req.prompt_tokens);
-    if (req.echo) echo = model.tokenizer->Decode(prompt);
-  } else {
-    prompt = model.tokenizer->Encode(req.prompt);
-    if (req.echo) echo = req.prompt;
-  }
-  if (prompt.empty())
-    return ex->Respond(
-        ErrorResponse(BadRequest("the prompt is empty", chat ? "messages" : "prompt")));
+  auto prompt = BuildPrompt(model, chat, req);
+  if (auto* err = std::get_if<ApiError>(&prompt)) return ex->Respond(ErrorResponse(*err));
+  Prompt& p = std::get<Prompt>(prompt);
   int max_tokens = req.gen.max_tokens;
-  if (auto err = CheckPromptLength(int(prompt.size()), req.gen.max_tokens, limits.max_model_len,
+  if (auto err = CheckPromptLength(int(p.tokens.size()), req.gen.max_tokens, limits.max_model_len,
                                    &max_tokens))
     return ex->Respond(ErrorResponse(*err));
 
-  std::mt19937_64 id_rng(RandomSeed());
-  ResponseMeta meta;
-  meta.id = NewResponseId(chat ? "chatcmpl-" : "cmpl-", id_rng);
-  meta.created = int64_t(std::time(nullptr));
-  meta.model = server.options().model_id;
-
+  auto writer = MakeWriter(server, model, chat, req, std::move(p.echo));
   GenerationRequest gen = std::move(req.gen);
-  gen.prompt = std::move(prompt);
+  gen.prompt = std::move(p.tokens);
   gen.max_tokens = max_tokens;
   if (req.json_object) gen.constraint = std::make_shared<JsonObjectConstraint>(*model.tokenizer);
-  auto sink =
-      std::make_shared<GenerationSink>(server, model, req, ex, meta, std::move(echo), id_rng());
-  gen.sink = sink;
-
-  uint64_t id = 0;
-  {
-    std::lock_guard<std::mutex> lock(sink->mutex());
-    server.GenerationStarted();
-    auto submitted = engine.Submit(std::move(gen));
-    if (!submitted.ok()) {
-      server.GenerationFinished();
-      const std::string& msg = submitted.message();
-      if (msg.rfind(kOverloadedPrefix, 0) == 0) {
-        server.metrics()->OnRequestRejected();
-        HttpResponse r = ErrorResponse(MakeError(429, "rate_limit_error", msg, "overloaded"));
-        r.headers.emplace_back(
-            "Retry-After", std::to_string(std::max(1, int(server.options().retry_after_s + 0.5))));
-        return ex->Respond(std::move(r));
-      }
-      if (msg.rfind("the engine is shutting down", 0) == 0)
-        return ex->Respond(
-            ErrorResponse(MakeError(503, "unavailable_error", msg, "shutting_down")));
-      return ex->Respond(ErrorResponse(BadRequest(msg)));
-    }
-    id = *submitted;
-    sink->StartLocked();
+  gen.sink = std::make_shared<GenerationSink>(server, ex, req.stream, std::move(writer));
+  // From here on only the engine thread touches the response (the sink sends a stream's header
+  // with the first event), so nothing on this side holds a lock the engine could wait on.
+  server.GenerationStarted();
+  auto submitted = engine.Submit(std::move(gen));
+  if (!submitted.ok()) {
+    server.GenerationFinished();
+    return ex->Respond(SubmitErrorResponse(server, submitted.status()));
   }
   // A client that goes away cancels its request (runs at once if it is already gone).
-  ex->OnDisconnect([&engine, id] { engine.Cancel(id); });
+  ex->OnDisconnect([&engine, id = *submitted] { engine.Cancel(id); });
 }
 
 }  // namespace brisk::server

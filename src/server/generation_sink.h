@@ -1,61 +1,62 @@
-// The engine's view of one HTTP generation request: token events become OpenAI chunks (SSE) or
-// accumulate into one response; the finish sends the end of the stream or the response, records
-// metrics and the request log, and releases the server's in-flight count. Runs on the engine
-// thread, so it only formats and queues (the exchange writes on its own I/O strand).
+// The engine's view of one HTTP generation request: token events become content for the client
+// (streamed as SSE, coalesced while the client is still receiving, or accumulated into one
+// response), and the finish records metrics and the request log, sends the end, and releases the
+// server's in-flight count. The API's shape is the ResponseWriter's (chat or completion).
+//
+// Every method runs on the engine thread and nothing here is shared with the HTTP side: the
+// stream's header goes out with the first event, so the submitter never touches the exchange
+// after Engine::Submit and no lock is needed (the exchange queues writes for its I/O strand).
 #pragma once
 
 #include <chrono>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/request.h"
 #include "server/api_server.h"
-#include "server/openai_request.h"
-#include "server/openai_response.h"
-#include "server/tool_calls.h"
+#include "server/response_writer.h"
 
 namespace brisk::server {
 
+// How a finished request is reported: HTTP status, the OpenAI finish_reason (nullptr: the
+// request failed and is answered with an error), and the labels for metrics and logs.
+struct FinishOutcome {
+  const char* finish_reason = nullptr;
+  int status = 200;
+  std::string metrics_label;  // finished_reason label ("stop", "length", "abort", ...)
+  std::string shown_reason;   // the log's finish reason
+};
+
+// gone: the client disconnected first (499, nginx's convention; log only).
+FinishOutcome ClassifyFinish(const FinishInfo& f, bool gone, bool tool_calls_emitted);
+
 class GenerationSink : public RequestSink {
  public:
-  GenerationSink(ApiServer& server, const LoadedModel& model, const OpenAiRequest& request,
-                 std::shared_ptr<HttpExchange> ex, ResponseMeta meta, std::string echo_text,
-                 uint64_t tool_seed);
-
-  // Held by the submitter around Engine::Submit and Start(), so no event reaches the client
-  // before the stream's header (the engine thread waits on it for microseconds at most).
-  std::mutex& mutex() { return mu_; }
-  // After a successful Submit (mutex held): opens the stream (header and role chunk).
-  void StartLocked();
+  GenerationSink(ApiServer& server, std::shared_ptr<HttpExchange> ex, bool stream,
+                 std::unique_ptr<ResponseWriter> writer);
 
   void OnToken(const TokenEvent& e) override;
   void OnFinish(const FinishInfo& f) override;
 
  private:
-  void EmitPendingLocked();  // stream: pending text/logprobs and tool calls
-  void SendError(int status, const std::string& type, const std::string& message);
+  void StartStreamOnce();
+  void SendPending();  // stream: the content and logprobs not yet sent
+  void Record(const FinishInfo& f, const FinishOutcome& o);
+  void SendError(const FinishInfo& f, const FinishOutcome& o);
+  void SendEnd(const FinishInfo& f, const FinishOutcome& o);
 
   ApiServer& server_;
-  const LoadedModel& model_;
   std::shared_ptr<HttpExchange> ex_;
-  ResponseMeta meta_;
-  const bool chat_, stream_, include_usage_, logprobs_;
-  TokenBytesFn token_bytes_;
-  std::optional<ToolCallParser> tools_;
-  std::mutex mu_;
+  const bool stream_;
+  std::unique_ptr<ResponseWriter> writer_;
 
-  std::string echo_;                 // completions echo: the prompt text, sent first
+  bool started_ = false;             // stream: header sent
   std::string pending_text_;         // stream: content not yet sent
-  std::vector<TokenEvent> pending_;  // logprobs of tokens not yet sent (stream)
+  std::vector<TokenEvent> pending_;  // stream: token events not yet sent (for logprobs)
   int pending_tokens_ = 0;           // tokens coalesced into the next event
-  std::string content_;              // non-stream: the whole content
-  std::vector<TokenEvent> events_;   // non-stream: logprobs of every token
-  std::vector<ToolCall> calls_;      // non-stream: every call; stream: calls not yet sent
-  int calls_sent_ = 0;
-  size_t text_offset_ = 0;  // completions logprobs text_offset
+  std::string content_;              // whole response: the content
+  std::vector<TokenEvent> events_;   // whole response: every token event (for logprobs)
   std::chrono::steady_clock::time_point last_token_;
   bool any_token_ = false;
 };

@@ -1,0 +1,35 @@
+// chat.completion / chat.completion.chunk output (ResponseWriter), with tool calls parsed out of
+// the content when the request offers tools.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "server/response_writer.h"
+#include "server/tool_calls.h"
+
+namespace brisk::server {
+
+class ChatResponseWriter : public ResponseWriter {
+ public:
+  // tool_seed: the call ids' generator, when the request offers tools (nullopt: no parsing).
+  ChatResponseWriter(WriterOptions options, std::optional<uint64_t> tool_seed);
+
+  std::string FilterContent(const std::string& text) override;
+  std::string FlushContent() override;
+  bool made_tool_calls() const override;
+
+  std::string StreamOpening() override;
+  std::string StreamDelta(const std::string& text, std::span<const TokenEvent> events) override;
+  std::string StreamEnd(const char* finish_reason, const FinishInfo& f) override;
+  std::string Body(const std::string& content, std::span<const TokenEvent> events,
+                   const char* finish_reason, const FinishInfo& f) override;
+
+ private:
+  std::optional<ToolCallParser> tools_;
+  std::vector<ToolCall> calls_;  // every call so far (streams: sent up to calls_sent_)
+  int calls_sent_ = 0;
+};
+
+}  // namespace brisk::server

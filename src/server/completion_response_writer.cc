@@ -1,0 +1,41 @@
+#include "server/completion_response_writer.h"
+
+namespace brisk::server {
+
+using Json = nlohmann::ordered_json;
+
+CompletionResponseWriter::CompletionResponseWriter(WriterOptions options, std::string echo)
+    : ResponseWriter(std::move(options)), echo_(std::move(echo)) {}
+
+std::string CompletionResponseWriter::StreamOpening() {
+  if (echo_.empty()) return {};
+  return SseData(CompletionChunk(o_.meta, echo_, nullptr, nullptr));
+}
+
+std::string CompletionResponseWriter::StreamDelta(const std::string& text,
+                                                  std::span<const TokenEvent> events) {
+  const bool has_logprobs = o_.logprobs && !events.empty();
+  if (text.empty() && !has_logprobs) return {};
+  const Json lp =
+      has_logprobs ? CompletionLogprobs(events, o_.token_bytes, &text_offset_) : Json(nullptr);
+  return SseData(CompletionChunk(o_.meta, text, lp, nullptr));
+}
+
+std::string CompletionResponseWriter::StreamEnd(const char* finish_reason, const FinishInfo& f) {
+  std::string out;
+  for (const Json& j : CompletionStreamEnd(o_.meta, finish_reason, f, o_.include_usage))
+    out += SseData(j);
+  out += kSseDone;
+  return out;
+}
+
+std::string CompletionResponseWriter::Body(const std::string& content,
+                                           std::span<const TokenEvent> events,
+                                           const char* finish_reason, const FinishInfo& f) {
+  const Json lp =
+      o_.logprobs ? CompletionLogprobs(events, o_.token_bytes, &text_offset_) : Json(nullptr);
+  return TextCompletion(o_.meta, echo_ + content, lp, finish_reason, f)
+      .dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace brisk::server

@@ -1,0 +1,50 @@
+// How one generation's output is shaped for its API (DESIGN §6): chat.completion or
+// text_completion, streamed as SSE chunks or sent as one body. GenerationSink owns the flow
+// (metrics, coalescing, the finish); a writer only formats, so each API is one small type
+// (chat_response_writer.h, completion_response_writer.h).
+#pragma once
+
+#include <span>
+#include <string>
+#include <utility>
+
+#include "engine/request.h"
+#include "server/openai_response.h"
+
+namespace brisk::server {
+
+struct WriterOptions {
+  ResponseMeta meta;
+  TokenBytesFn token_bytes;
+  bool logprobs = false;       // logprobs or top_logprobs were asked for
+  bool include_usage = false;  // streams: stream_options.include_usage
+};
+
+class ResponseWriter {
+ public:
+  explicit ResponseWriter(WriterOptions options) : o_(std::move(options)) {}
+  virtual ~ResponseWriter() = default;
+  const WriterOptions& options() const { return o_; }
+
+  // The part of a token's text that is content (chat: tool-call markup is taken out and kept as
+  // calls), and at the end the content still held back.
+  virtual std::string FilterContent(const std::string& text) { return text; }
+  virtual std::string FlushContent() { return {}; }
+  virtual bool made_tool_calls() const { return false; }
+
+  // Streams, as SSE bytes: what follows the header; the content (and logprobs of `events`) that
+  // arrived since the last delta, "" if nothing is to be sent; the end (finish chunks, usage,
+  // [DONE]).
+  virtual std::string StreamOpening() = 0;
+  virtual std::string StreamDelta(const std::string& text, std::span<const TokenEvent> events) = 0;
+  virtual std::string StreamEnd(const char* finish_reason, const FinishInfo& f) = 0;
+
+  // Whole responses: the JSON body.
+  virtual std::string Body(const std::string& content, std::span<const TokenEvent> events,
+                           const char* finish_reason, const FinishInfo& f) = 0;
+
+ protected:
+  const WriterOptions o_;
+};
+
+}  // namespace brisk::server
