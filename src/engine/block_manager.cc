@@ -447,71 +447,90 @@ void BlockManager::SetHashMaskForTesting(uint64_t mask) {
   hash_mask_ = mask;
 }
 
-std::string BlockManager::CheckInvariants() const {
-  const size_t n = size_t(n_blocks_);
-  auto at = [](int32_t b) { return " (block " + std::to_string(b) + ")"; };
+namespace {
+std::string At(int32_t b) { return " (block " + std::to_string(b) + ")"; }
+}  // namespace
 
-  // Reference counts against the tables.
+std::string BlockManager::CheckInvariants() const {
+  for (auto check : {&BlockManager::CheckRefCounts, &BlockManager::CheckFreeLists,
+                     &BlockManager::CheckKeyMap, &BlockManager::CheckSiblingLists})
+    if (std::string e = (this->*check)(); !e.empty()) return e;
+  return {};
+}
+
+// Reference counts against the tables and pins.
+std::string BlockManager::CheckRefCounts() const {
+  const size_t n = size_t(n_blocks_);
   std::vector<int32_t> refs(n, 0);
   for (const auto& [id, seq] : seqs_) {
+    const std::string who = "seq " + std::to_string(id);
     std::vector<bool> in_table(n, false);
     for (int32_t b : seq.table) {
-      if (b < 0 || b >= n_blocks_) return "seq " + std::to_string(id) + " holds a bad block id";
-      if (in_table[size_t(b)]) return "seq " + std::to_string(id) + " holds a block twice" + at(b);
+      if (b < 0 || b >= n_blocks_) return who + " holds a bad block id";
+      if (in_table[size_t(b)]) return who + " holds a block twice" + At(b);
       in_table[size_t(b)] = true;
       ++refs[size_t(b)];
     }
-    if (seq.num_committed < 0 || size_t(seq.num_committed) > seq.table.size()) {
-      return "seq " + std::to_string(id) + " committed blocks it does not hold";
-    }
+    if (seq.num_committed < 0 || size_t(seq.num_committed) > seq.table.size())
+      return who + " committed blocks it does not hold";
     if (seq.copy_src >= 0) {
-      if (seq.copy_src >= n_blocks_) return "seq " + std::to_string(id) + " pins a bad block id";
+      if (seq.copy_src >= n_blocks_) return who + " pins a bad block id";
       if (in_table[size_t(seq.copy_src)])
-        return "seq " + std::to_string(id) + " pins a block of its own table" + at(seq.copy_src);
+        return who + " pins a block of its own table" + At(seq.copy_src);
       ++refs[size_t(seq.copy_src)];
     }
   }
   for (int32_t b = 0; b < n_blocks_; ++b) {
     if (refs[size_t(b)] != blocks_[size_t(b)].ref) {
       return "refcount " + std::to_string(blocks_[size_t(b)].ref) + " but held by " +
-             std::to_string(refs[size_t(b)]) + " tables and pins" + at(b);
+             std::to_string(refs[size_t(b)]) + " tables and pins" + At(b);
     }
   }
+  return {};
+}
 
-  // Free lists: exactly the blocks with refcount 0, each in the list matching its cached state.
-  std::vector<int> list_of(n, 0);  // 0 none, 1 uncached, 2 cached
-  auto walk = [&](const List& l, int which, const char* name) -> std::string {
-    int count = 0;
-    int32_t prev = -1;
-    for (int32_t b = l.head; b >= 0; b = blocks_[size_t(b)].next) {
-      if (b >= n_blocks_) return std::string(name) + " holds a bad block id";
-      if (list_of[size_t(b)] != 0) return std::string(name) + ": block listed twice" + at(b);
-      list_of[size_t(b)] = which;
-      if (blocks_[size_t(b)].prev != prev) return std::string(name) + ": bad prev link" + at(b);
-      if (++count > n_blocks_) return std::string(name) + " has a cycle";
-      prev = b;
-    }
-    if (l.tail != prev) return std::string(name) + ": tail is not the last block";
-    if (l.size != count) return std::string(name) + ": size does not match its length";
-    return {};
-  };
-  if (auto e = walk(uncached_free_, 1, "uncached free list"); !e.empty()) return e;
-  if (auto e = walk(cached_free_, 2, "cached free LRU"); !e.empty()) return e;
+// One free list's links; marks its blocks `which` in *list_of.
+std::string BlockManager::CheckFreeList(const List& l, int which, const char* name,
+                                        std::vector<int>* list_of) const {
+  int count = 0;
+  int32_t prev = -1;
+  for (int32_t b = l.head; b >= 0; b = blocks_[size_t(b)].next) {
+    if (b >= n_blocks_) return std::string(name) + " holds a bad block id";
+    if ((*list_of)[size_t(b)] != 0) return std::string(name) + ": block listed twice" + At(b);
+    (*list_of)[size_t(b)] = which;
+    if (blocks_[size_t(b)].prev != prev) return std::string(name) + ": bad prev link" + At(b);
+    if (++count > n_blocks_) return std::string(name) + " has a cycle";
+    prev = b;
+  }
+  if (l.tail != prev) return std::string(name) + ": tail is not the last block";
+  if (l.size != count) return std::string(name) + ": size does not match its length";
+  return {};
+}
+
+// Free lists: exactly the blocks with refcount 0, each in the list matching its cached state.
+std::string BlockManager::CheckFreeLists() const {
+  std::vector<int> list_of(size_t(n_blocks_), 0);  // 0 none, 1 uncached, 2 cached
+  if (auto e = CheckFreeList(uncached_free_, 1, "uncached free list", &list_of); !e.empty())
+    return e;
+  if (auto e = CheckFreeList(cached_free_, 2, "cached free LRU", &list_of); !e.empty()) return e;
   for (int32_t b = 0; b < n_blocks_; ++b) {
     const Block& blk = blocks_[size_t(b)];
     if ((blk.ref == 0) != (list_of[size_t(b)] != 0)) {
-      return blk.ref == 0 ? "free block in no free list" + at(b)
-                          : "referenced block in a free list" + at(b);
+      return blk.ref == 0 ? "free block in no free list" + At(b)
+                          : "referenced block in a free list" + At(b);
     }
-    if (blk.ref == 0 && (blk.cache_id != 0) != (list_of[size_t(b)] == 2)) {
-      return "free block in the wrong list for its cached state" + at(b);
-    }
-    if (!enable_prefix_cache_ && blk.cache_id != 0) return "cached block while disabled" + at(b);
-    if (blk.cache_id >= next_cache_id_) return "cache id from the future" + at(b);
+    if (blk.ref == 0 && (blk.cache_id != 0) != (list_of[size_t(b)] == 2))
+      return "free block in the wrong list for its cached state" + At(b);
+    if (!enable_prefix_cache_ && blk.cache_id != 0) return "cached block while disabled" + At(b);
+    if (blk.cache_id >= next_cache_id_) return "cache id from the future" + At(b);
   }
+  return {};
+}
 
-  // Hash map: every chain entry is cached under that key, each cached block in exactly one chain,
-  // no two identical entries.
+// Hash map: every chain entry is cached under that key, each cached block in exactly one chain,
+// no two identical entries.
+std::string BlockManager::CheckKeyMap() const {
+  const size_t n = size_t(n_blocks_);
   std::vector<bool> in_map(n, false);
   size_t mapped = 0;
   for (const auto& [key, head] : by_key_) {
@@ -519,27 +538,28 @@ std::string BlockManager::CheckInvariants() const {
     for (int32_t b = head; b >= 0; b = blocks_[size_t(b)].next_same_key) {
       if (b >= n_blocks_) return "key map holds a bad block id";
       const Block& blk = blocks_[size_t(b)];
-      if (in_map[size_t(b)]) return "block in the key map twice" + at(b);
+      if (in_map[size_t(b)]) return "block in the key map twice" + At(b);
       in_map[size_t(b)] = true;
       if (++mapped > n) return "key map chain has a cycle";
-      if (blk.cache_id == 0) return "key map points at an uncached block" + at(b);
-      if (blk.key != key) return "key map entry does not match the block's key" + at(b);
-      if ((blk.key & ~hash_mask_) != 0) return "key outside the hash mask" + at(b);
+      if (blk.cache_id == 0) return "key map points at an uncached block" + At(b);
+      if (blk.key != key) return "key map entry does not match the block's key" + At(b);
+      if ((blk.key & ~hash_mask_) != 0) return "key outside the hash mask" + At(b);
       for (int32_t o = blk.next_same_key; o >= 0; o = blocks_[size_t(o)].next_same_key) {
         if (blocks_[size_t(o)].parent_cache_id == blk.parent_cache_id &&
-            std::equal(StoredTokens(b).begin(), StoredTokens(b).end(), StoredTokens(o).begin())) {
-          return "two identical cached blocks" + at(b) + at(o);
-        }
+            std::equal(StoredTokens(b).begin(), StoredTokens(b).end(), StoredTokens(o).begin()))
+          return "two identical cached blocks" + At(b) + At(o);
       }
     }
   }
-  for (int32_t b = 0; b < n_blocks_; ++b) {
-    if ((blocks_[size_t(b)].cache_id != 0) != in_map[size_t(b)]) {
-      return "cached block missing from the key map" + at(b);
-    }
-  }
+  for (int32_t b = 0; b < n_blocks_; ++b)
+    if ((blocks_[size_t(b)].cache_id != 0) != in_map[size_t(b)])
+      return "cached block missing from the key map" + At(b);
+  return {};
+}
 
-  // Sibling lists: each cached block in exactly the list of its parent identity, links both ways.
+// Sibling lists: each cached block in exactly the list of its parent identity, links both ways.
+std::string BlockManager::CheckSiblingLists() const {
+  const size_t n = size_t(n_blocks_);
   std::vector<bool> in_siblings(n, false);
   size_t listed = 0;
   for (const auto& [parent, head] : first_child_) {
@@ -547,20 +567,18 @@ std::string BlockManager::CheckInvariants() const {
     for (int32_t b = head; b >= 0; b = blocks_[size_t(b)].next_sibling) {
       if (b >= n_blocks_) return "sibling list holds a bad block id";
       const Block& blk = blocks_[size_t(b)];
-      if (in_siblings[size_t(b)]) return "block in the sibling lists twice" + at(b);
+      if (in_siblings[size_t(b)]) return "block in the sibling lists twice" + At(b);
       in_siblings[size_t(b)] = true;
       if (++listed > n) return "sibling list has a cycle";
-      if (blk.cache_id == 0) return "sibling list holds an uncached block" + at(b);
-      if (blk.parent_cache_id != parent) return "block in another parent's sibling list" + at(b);
-      if (blk.prev_sibling != prev) return "bad prev_sibling link" + at(b);
+      if (blk.cache_id == 0) return "sibling list holds an uncached block" + At(b);
+      if (blk.parent_cache_id != parent) return "block in another parent's sibling list" + At(b);
+      if (blk.prev_sibling != prev) return "bad prev_sibling link" + At(b);
       prev = b;
     }
   }
-  for (int32_t b = 0; b < n_blocks_; ++b) {
-    if ((blocks_[size_t(b)].cache_id != 0) != in_siblings[size_t(b)]) {
-      return "cached block missing from the sibling lists" + at(b);
-    }
-  }
+  for (int32_t b = 0; b < n_blocks_; ++b)
+    if ((blocks_[size_t(b)].cache_id != 0) != in_siblings[size_t(b)])
+      return "cached block missing from the sibling lists" + At(b);
   return {};
 }
 

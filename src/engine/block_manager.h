@@ -188,6 +188,14 @@ class BlockManager {
   void PushFront(List& l, int32_t b);
   void Unlink(List& l, int32_t b);
 
+  // CheckInvariants' parts: each returns the first violation it finds, or "".
+  std::string CheckRefCounts() const;
+  std::string CheckFreeList(const List& l, int which, const char* name,
+                            std::vector<int>* list_of) const;
+  std::string CheckFreeLists() const;
+  std::string CheckKeyMap() const;
+  std::string CheckSiblingLists() const;
+
   int n_blocks_, block_size_;
   bool enable_prefix_cache_;
   uint64_t hash_mask_ = ~uint64_t(0);

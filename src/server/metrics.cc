@@ -278,36 +278,36 @@ int64_t ServerMetrics::finished_requests() const {
   return finished_;
 }
 
-std::string ServerMetrics::Render(const EngineStats& stats, std::string_view model_name) const {
-  // Snapshot under the lock, format outside it: recording threads never wait on a scrape's
-  // string building or sorting.
-  int64_t prompt_tokens, generation_tokens, rejected;
+struct ServerMetrics::Snapshot {
+  int64_t prompt_tokens = 0, generation_tokens = 0, rejected = 0;
   std::map<std::string, int64_t, std::less<>> success;
-  std::vector<double> ttfts, tpots;
-  size_t recent;
-  const Histogram* hists[] = {&ttft_, &itl_, &e2e_, &queue_, &prompt_len_, &gen_len_};
-  std::vector<Histogram> h;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    prompt_tokens = prompt_tokens_;
-    generation_tokens = generation_tokens_;
-    rejected = rejected_;
-    success = success_;
-    for (const Histogram* p : hists) h.push_back(*p);
-    PruneLocked(options_.clock());
-    recent = window_.size();
-    ttfts.reserve(window_.size());
-    tpots.reserve(window_.size());
-    for (const WindowSample& s : window_) {
-      if (!std::isnan(s.ttft)) ttfts.push_back(s.ttft);
-      if (!std::isnan(s.tpot)) tpots.push_back(s.tpot);
-    }
-  }
-  const Histogram &ttft = h[0], &itl = h[1], &e2e = h[2], &queue = h[3], &prompt_len = h[4],
-                  &gen_len = h[5];
-  const double kv = std::isfinite(stats.kv_usage) ? std::clamp(stats.kv_usage, 0.0, 1.0) : 0.0;
+  Histogram ttft, itl, e2e, queue, prompt_len, gen_len;
+  std::vector<double> recent_ttfts, recent_tpots;
+  size_t recent = 0;
+};
 
-  Exposition ex(model_name);
+// Copied under the lock, formatted outside it: recording threads never wait on a scrape's
+// string building or sorting.
+ServerMetrics::Snapshot ServerMetrics::TakeSnapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Snapshot s{prompt_tokens_, generation_tokens_, rejected_, success_, ttft_, itl_, e2e_,
+             queue_,         prompt_len_,        gen_len_,  {},       {},    0};
+  PruneLocked(options_.clock());
+  s.recent = window_.size();
+  s.recent_ttfts.reserve(window_.size());
+  s.recent_tpots.reserve(window_.size());
+  for (const WindowSample& w : window_) {
+    if (!std::isnan(w.ttft)) s.recent_ttfts.push_back(w.ttft);
+    if (!std::isnan(w.tpot)) s.recent_tpots.push_back(w.tpot);
+  }
+  return s;
+}
+
+namespace {
+
+// vLLM's engine gauges and counters, from the engine's stats.
+void RenderEngineFamilies(Exposition& ex, const EngineStats& stats) {
+  const double kv = std::isfinite(stats.kv_usage) ? std::clamp(stats.kv_usage, 0.0, 1.0) : 0.0;
   ex.Scalar("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.",
             stats.running);
   ex.Scalar("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.",
@@ -322,30 +322,40 @@ std::string ServerMetrics::Render(const EngineStats& stats, std::string_view mod
   ex.Scalar("vllm:num_preemptions_total", "counter",
             "Cumulative number of preemption from the engine.",
             static_cast<double>(stats.preemptions));
+}
+
+// vLLM's request families, from finished requests.
+void RenderRequestFamilies(Exposition& ex, const ServerMetrics::Snapshot& s) {
   ex.Scalar("vllm:prompt_tokens_total", "counter",
             "Number of prefill tokens processed (finished requests, cached tokens included).",
-            static_cast<double>(prompt_tokens));
+            static_cast<double>(s.prompt_tokens));
   ex.Scalar("vllm:generation_tokens_total", "counter",
             "Number of generation tokens processed (finished requests).",
-            static_cast<double>(generation_tokens));
+            static_cast<double>(s.generation_tokens));
   ex.Family("vllm:request_success_total", "counter", "Count of successfully processed requests.");
-  for (const auto& [reason, n] : success) {
+  for (const auto& [reason, n] : s.success) {
     ex.Sample("vllm:request_success_total", static_cast<double>(n),
               "finished_reason=\"" + EscapeLabelValue(reason) + "\"");
   }
-  ex.Hist("vllm:request_prompt_tokens", "Number of prefill tokens processed.", prompt_len);
-  ex.Hist("vllm:request_generation_tokens", "Number of generation tokens processed.", gen_len);
-  ex.Hist("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttft);
-  ex.Hist("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", itl);
+  ex.Hist("vllm:request_prompt_tokens", "Number of prefill tokens processed.", s.prompt_len);
+  ex.Hist("vllm:request_generation_tokens", "Number of generation tokens processed.", s.gen_len);
+  ex.Hist("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
+          s.ttft);
+  ex.Hist("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
+          s.itl);
   // vLLM still exports the old name beside the new one, with the same observations.
   ex.Hist("vllm:time_per_output_token_seconds",
           "Histogram of time per output token in seconds. "
           "DEPRECATED: Use vllm:inter_token_latency_seconds instead.",
-          itl);
-  ex.Hist("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", e2e);
+          s.itl);
+  ex.Hist("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.",
+          s.e2e);
   ex.Hist("vllm:request_queue_time_seconds",
-          "Histogram of time spent in WAITING phase for request.", queue);
+          "Histogram of time spent in WAITING phase for request.", s.queue);
+}
 
+// brisk's own engine-step families.
+void RenderStepFamilies(Exposition& ex, const EngineStats& stats) {
   ex.Scalar("brisk:max_num_seqs", "gauge", "Current cap on sequences per engine step.",
             stats.max_num_seqs);
   ex.Scalar("brisk:max_num_batched_tokens", "gauge", "Current token budget per engine step.",
@@ -367,17 +377,33 @@ std::string ServerMetrics::Render(const EngineStats& stats, std::string_view mod
   ex.Scalar("brisk:engine_generation_tokens_total", "counter",
             "Tokens sampled by the engine, counted per step (requests still running included).",
             static_cast<double>(stats.generation_tokens));
+}
+
+// brisk's own request families: refusals and the recent window's exact quantiles.
+void RenderRecentFamilies(Exposition& ex, ServerMetrics::Snapshot& s) {
   ex.Scalar("brisk:requests_rejected_total", "counter",
-            "Requests refused before running (waiting queue full).", static_cast<double>(rejected));
+            "Requests refused before running (waiting queue full).",
+            static_cast<double>(s.rejected));
   ex.Scalar("brisk:recent_requests", "gauge", "Requests finished in the recent window.",
-            static_cast<double>(recent));
+            static_cast<double>(s.recent));
   Quantiles(ex, "brisk:recent_ttft_seconds",
             "Time to first token over the requests finished in the recent window (exact).",
-            std::move(ttfts));
+            std::move(s.recent_ttfts));
   Quantiles(ex, "brisk:recent_tpot_seconds",
             "Time per output token (decode time / (tokens - 1)) over the requests finished in the "
             "recent window (exact).",
-            std::move(tpots));
+            std::move(s.recent_tpots));
+}
+
+}  // namespace
+
+std::string ServerMetrics::Render(const EngineStats& stats, std::string_view model_name) const {
+  Snapshot s = TakeSnapshot();
+  Exposition ex(model_name);
+  RenderEngineFamilies(ex, stats);
+  RenderRequestFamilies(ex, s);
+  RenderStepFamilies(ex, stats);
+  RenderRecentFamilies(ex, s);
   return ex.Take();
 }
 

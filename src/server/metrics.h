@@ -103,7 +103,11 @@ class ServerMetrics {
   int64_t generation_tokens() const;
   int64_t finished_requests() const;
 
+  // The request-side counters and histograms at one moment (Render's input; metrics.cc).
+  struct Snapshot;
+
  private:
+  Snapshot TakeSnapshot() const;
   struct WindowSample {
     double t;     // clock() at finish
     double ttft;  // NaN when the request produced no token
