@@ -17,6 +17,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/engine_options.h"
 #include "engine/engine.h"
 #include "model/default_model.h"
 #include "model/model_tokenizer.h"
@@ -24,6 +25,7 @@
 #include "server/api_server.h"
 #include "server/batch_config.h"
 #include "server/http_server.h"
+#include "tokenizer/jinja/chat_template.h"
 
 namespace brisk::cli {
 namespace {
@@ -32,25 +34,15 @@ struct ServeOptions {
   std::string model;
   std::string host = "127.0.0.1";
   int port = 8080;
-  int threads = 0;
   int http_threads = 2;
   std::string served_model_name;
   std::string api_key, api_key_file;
   std::string config;
   std::string request_log;
   std::string bench_dir;  // "" = BriskHome()/bench, where `brisk bench` writes by default
-  int max_num_seqs = 16;
-  int max_num_batched_tokens = 512;
-  int max_prefill_chunk = 0;
-  int max_model_len = 0;
-  int kv_cache_mib = 0;
-  std::string kv_type = "f16";
-  std::string batch_policy = "static";
-  double tpot_target_ms = 50;
-  int max_waiting = 256;
+  EngineOptions engine;
   int default_max_tokens = 256;
   int stream_interval = 1;
-  bool no_prefix_caching = false;
   double max_body_mib = 8;
   double header_timeout_s = 10, body_timeout_s = 30, write_timeout_s = 30;
   std::string log_level = "info";
@@ -73,13 +65,15 @@ Status ApplyConfigDefaults(ServeOptions& o) {
   if (o.config.empty()) return Status::Ok();
   BRISK_ASSIGN_OR_RETURN(server::BatchSettings s, server::LoadBatchSettings(o.config));
   auto unset = [&](const char* flag) { return o.cmd->count(flag) == 0; };
-  if (s.batch_policy && unset("--batch-policy")) o.batch_policy = BatchPolicyName(*s.batch_policy);
-  if (s.max_num_seqs && unset("--max-num-seqs")) o.max_num_seqs = *s.max_num_seqs;
+  EngineConfig& c = o.engine.config;
+  if (s.batch_policy && unset("--batch-policy"))
+    o.engine.batch_policy = BatchPolicyName(*s.batch_policy);
+  if (s.max_num_seqs && unset("--max-num-seqs")) c.max_num_seqs = *s.max_num_seqs;
   if (s.max_num_batched_tokens && unset("--max-num-batched-tokens"))
-    o.max_num_batched_tokens = *s.max_num_batched_tokens;
+    c.max_num_batched_tokens = *s.max_num_batched_tokens;
   if (s.max_prefill_chunk && unset("--max-prefill-chunk"))
-    o.max_prefill_chunk = *s.max_prefill_chunk;
-  if (s.tpot_target_ms && unset("--tpot-target")) o.tpot_target_ms = *s.tpot_target_ms;
+    c.max_prefill_chunk = *s.max_prefill_chunk;
+  if (s.tpot_target_ms && unset("--tpot-target")) c.tpot_target_ms = *s.tpot_target_ms;
   return Status::Ok();
 }
 
@@ -110,38 +104,153 @@ void ReloadBatchSettings(const ServeOptions& o, Engine& engine) {
                o.config.c_str(), BatchPolicyName(policy), seqs, tokens, tpot);
 }
 
-int RunServe(ServeOptions& o) {
-  // Signals are taken by one thread with sigwait; every other thread inherits the blocked mask.
-  sigset_t signals;
-  sigemptyset(&signals);
-  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&signals, s);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);  // a vanished client must be an error code, not process death
+// What `serve` needs before it binds a port: every flag checked (the engine's limits included),
+// nothing loaded yet.
+struct ServePlan {
+  std::string model_path;
+  EngineConfig engine;
+  server::ServerOptions server;
+};
 
-  if (Status st = ApplyConfigDefaults(o); !st.ok()) return ReportError(st);
-  auto key = ReadApiKey(o);
-  if (!key.ok()) return ReportError(key.status());
-  auto policy = ParseBatchPolicy(o.batch_policy);
-  if (!policy.ok()) return ReportError(policy.status());
-  auto kv_type = ParseKvType(o.kv_type);
-  if (!kv_type.ok()) return ReportError(kv_type.status());
-  auto path = ResolveModelPath(o.model);
-  if (!path.ok()) return ReportError(path.status());
+std::string ModelIdFromPath(std::string id) {
+  const size_t slash = id.find_last_of('/');
+  if (slash != std::string::npos) id = id.substr(slash + 1);
+  if (id.size() > 5 && id.ends_with(".gguf")) id.resize(id.size() - 5);
+  return id;
+}
 
-  server::ServerOptions so;
-  so.model_id = o.served_model_name;
-  if (so.model_id.empty()) {
-    so.model_id = *path;
-    const size_t slash = so.model_id.find_last_of('/');
-    if (slash != std::string::npos) so.model_id = so.model_id.substr(slash + 1);
-    if (so.model_id.size() > 5 && so.model_id.ends_with(".gguf"))
-      so.model_id.resize(so.model_id.size() - 5);
+Result<ServePlan> PlanServe(ServeOptions& o) {
+  BRISK_RETURN_IF_ERROR(ApplyConfigDefaults(o));
+  ServePlan p;
+  BRISK_ASSIGN_OR_RETURN(p.engine, o.engine.Resolve());
+  BRISK_ASSIGN_OR_RETURN(p.server.api_key, ReadApiKey(o));
+  BRISK_ASSIGN_OR_RETURN(p.model_path, ResolveModelPath(o.model));
+  p.server.model_id =
+      o.served_model_name.empty() ? ModelIdFromPath(p.model_path) : o.served_model_name;
+  p.server.default_max_tokens = o.default_max_tokens;
+  p.server.stream_interval = o.stream_interval;
+  p.server.bench_dir = o.bench_dir.empty() ? BriskHome() + "/bench" : o.bench_dir;
+  p.server.log_requests = o.log_level == "debug";
+  return p;
+}
+
+Result<std::unique_ptr<server::HttpServer>> StartHttp(const ServeOptions& o,
+                                                      server::ApiServer& api) {
+  server::HttpLimits limits;
+  limits.max_body_bytes = size_t(o.max_body_mib * (1 << 20));
+  limits.header_timeout_s = o.header_timeout_s;
+  limits.body_timeout_s = o.body_timeout_s;
+  limits.write_timeout_s = o.write_timeout_s;
+  return server::HttpServer::Start(
+      o.host, o.port, o.http_threads, limits,
+      [&api](server::HttpRequest&& r, std::shared_ptr<server::HttpExchange> ex) {
+        api.Handle(std::move(r), std::move(ex));
+      });
+}
+
+// Takes SIGTERM/SIGINT/SIGHUP/SIGUSR1 with sigwait on its own thread (every other thread keeps
+// them blocked): the first SIGTERM/SIGINT drains, a second one ends at once; SIGHUP/SIGUSR1
+// reload the batch settings.
+class SignalThread {
+ public:
+  // Blocks the signals for the calling thread and every thread it starts from now on.
+  static sigset_t BlockSignals() {
+    sigset_t signals;
+    sigemptyset(&signals);
+    for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&signals, s);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    signal(SIGPIPE, SIG_IGN);  // a vanished client must be an error code, not process death
+    return signals;
   }
-  so.api_key = *key;
-  so.default_max_tokens = o.default_max_tokens;
-  so.stream_interval = o.stream_interval;
-  so.bench_dir = o.bench_dir.empty() ? BriskHome() + "/bench" : o.bench_dir;
 
+  SignalThread(sigset_t signals, const ServeOptions& o, server::ApiServer& api)
+      : signals_(signals), o_(o), api_(api), thread_([this] { Run(); }) {}
+  ~SignalThread() {
+    quit_.store(true);
+    if (!done_.load()) pthread_kill(thread_.native_handle(), SIGTERM);
+    thread_.join();
+  }
+
+  int stop_requests() const { return stop_requests_.load(); }
+  void set_engine(Engine* e) { engine_.store(e); }
+
+ private:
+  void Run() {
+    for (;;) {
+      int sig = 0;
+      if (sigwait(&signals_, &sig) != 0) continue;
+      if (quit_.load()) break;
+      if (sig == SIGHUP || sig == SIGUSR1) {
+        if (Engine* e = engine_.load()) ReloadBatchSettings(o_, *e);
+        continue;
+      }
+      const int n = stop_requests_.fetch_add(1) + 1;
+      api_.BeginDrain();
+      if (n >= 2) {
+        api_.WakeDrainWaiters();
+        break;
+      }
+      std::fprintf(stderr, "brisk serve: draining (%d requests in flight)\n", api_.in_flight());
+    }
+    done_.store(true);
+  }
+
+  sigset_t signals_;
+  const ServeOptions& o_;
+  server::ApiServer& api_;
+  std::atomic<int> stop_requests_{0};
+  std::atomic<bool> quit_{false}, done_{false};
+  std::atomic<Engine*> engine_{nullptr};
+  std::thread thread_;
+};
+
+// The model, its tokenizer and chat template, and the engine over them.
+struct LoadedEngine {
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::unique_ptr<jinja::ChatTemplate> chat_template;
+  std::unique_ptr<Engine> engine;
+};
+
+Result<LoadedEngine> LoadEngine(const ServePlan& p) {
+  LoadedEngine l;
+  BRISK_ASSIGN_OR_RETURN(l.model, Model::Load(p.model_path));
+  BRISK_ASSIGN_OR_RETURN(Tokenizer tokenizer, TokenizerForModel(*l.model));
+  l.tokenizer = std::make_unique<Tokenizer>(std::move(tokenizer));
+  if (!l.model->chat_template().empty()) {
+    auto t = jinja::ChatTemplate::Parse(l.model->chat_template());
+    if (!t.ok()) return t.status().WithContext("chat template");
+    l.chat_template = std::make_unique<jinja::ChatTemplate>(std::move(t).value());
+  }
+  BRISK_ASSIGN_OR_RETURN(l.engine, Engine::Create(*l.model, l.tokenizer.get(), p.engine));
+  return l;
+}
+
+// Opens the generation routes and says so.
+void Announce(const ServePlan& p, const LoadedEngine& l, double load_s, server::ApiServer& api) {
+  server::LoadedModel lm;
+  lm.engine = l.engine.get();
+  lm.tokenizer = l.tokenizer.get();
+  lm.chat_template = l.chat_template.get();
+  lm.synthetic = IsSynthetic(*l.model);
+  lm.created = int64_t(std::time(nullptr));
+  if (lm.synthetic) std::fprintf(stderr, "%s\n", kSyntheticNotice);
+  api.SetLoaded(lm);
+  const EngineStats s = l.engine->Stats();
+  std::fprintf(stderr,
+               "brisk serve: model %s loaded in %.2f s; max_model_len %d, %d KV blocks, "
+               "max_num_seqs %d, policy %s%s\n",
+               p.server.model_id.c_str(), load_s, l.engine->config().max_model_len,
+               s.kv_blocks_total, s.max_num_seqs, BatchPolicyName(s.policy),
+               p.server.api_key.empty() ? "" : ", API key required");
+  std::printf("ready\n");
+  std::fflush(stdout);
+}
+
+int RunServe(ServeOptions& o) {
+  const sigset_t signals = SignalThread::BlockSignals();
+  auto plan = PlanServe(o);
+  if (!plan.ok()) return ReportError(plan.status());
   server::ServerMetrics metrics;
   std::unique_ptr<server::RequestLog> request_log;
   if (!o.request_log.empty()) {
@@ -149,105 +258,30 @@ int RunServe(ServeOptions& o) {
     if (!log.ok()) return ReportError(log.status());
     request_log = std::move(log).value();
   }
-  so.log_requests = o.log_level == "debug";
-  server::ApiServer api(so, &metrics, request_log.get());
-
-  server::HttpLimits limits;
-  limits.max_body_bytes = size_t(o.max_body_mib * (1 << 20));
-  limits.header_timeout_s = o.header_timeout_s;
-  limits.body_timeout_s = o.body_timeout_s;
-  limits.write_timeout_s = o.write_timeout_s;
-  auto http = server::HttpServer::Start(
-      o.host, o.port, o.http_threads, limits,
-      [&api](server::HttpRequest&& r, std::shared_ptr<server::HttpExchange> ex) {
-        api.Handle(std::move(r), std::move(ex));
-      });
+  server::ApiServer api(plan->server, &metrics, request_log.get());
+  auto http = StartHttp(o, api);
   if (!http.ok()) return ReportError(http.status());
   std::printf("listening on http://%s:%d\n", o.host.c_str(), (*http)->port());
   std::fflush(stdout);
 
-  // Signal thread: the first SIGTERM/SIGINT drains, a second one ends at once; SIGHUP reloads.
-  std::atomic<int> stop_requests{0};
-  std::atomic<bool> quit_signal_thread{false}, signal_thread_done{false};
-  std::atomic<Engine*> engine_for_reload{nullptr};
-  std::thread signal_thread([&] {
-    for (;;) {
-      int sig = 0;
-      if (sigwait(&signals, &sig) != 0) continue;
-      if (quit_signal_thread.load()) break;
-      if (sig == SIGHUP || sig == SIGUSR1) {
-        if (Engine* e = engine_for_reload.load()) ReloadBatchSettings(o, *e);
-        continue;
-      }
-      api.BeginDrain();
-      if (stop_requests.fetch_add(1) + 1 >= 2) break;
-      std::fprintf(stderr, "brisk serve: draining (%d requests in flight)\n", api.in_flight());
-    }
-    signal_thread_done.store(true);
-  });
-  auto finish = [&](int code) {
-    quit_signal_thread.store(true);
-    if (!signal_thread_done.load()) pthread_kill(signal_thread.native_handle(), SIGTERM);
-    signal_thread.join();
-    (*http)->Stop();
-    return code;
-  };
-
+  // Destroyed in reverse order: the engine (cancelling anything left after a second signal)
+  // after the HTTP server has stopped and the signal thread has ended.
+  Result<LoadedEngine> loaded = Status::Error("not loaded");
+  SignalThread signal_thread(signals, o, api);
   const double t0 = NowSeconds();
-  auto model = Model::Load(*path);
-  if (!model.ok()) return finish(ReportError(model.status()));
-  auto tokenizer = TokenizerForModel(**model);
-  if (!tokenizer.ok()) return finish(ReportError(tokenizer.status()));
-  std::unique_ptr<jinja::ChatTemplate> tmpl;
-  if (!(*model)->chat_template().empty()) {
-    auto t = jinja::ChatTemplate::Parse((*model)->chat_template());
-    if (!t.ok()) return finish(ReportError(t.status().WithContext("chat template")));
-    tmpl = std::make_unique<jinja::ChatTemplate>(std::move(t).value());
+  loaded = LoadEngine(*plan);
+  if (!loaded.ok()) {
+    (*http)->Stop();
+    return ReportError(loaded.status());
   }
-  EngineConfig ec;
-  ec.threads = o.threads;
-  ec.max_num_seqs = o.max_num_seqs;
-  ec.max_num_batched_tokens = o.max_num_batched_tokens;
-  ec.max_prefill_chunk = o.max_prefill_chunk;
-  ec.max_model_len = o.max_model_len;
-  ec.kv_cache_bytes = size_t(o.kv_cache_mib) << 20;
-  ec.kv_type = *kv_type;
-  ec.prefix_caching = !o.no_prefix_caching;
-  ec.max_waiting = o.max_waiting;
-  ec.batch_policy = *policy;
-  ec.tpot_target_ms = o.tpot_target_ms;
-  auto engine = Engine::Create(**model, &*tokenizer, ec);
-  if (!engine.ok()) return finish(ReportError(engine.status()));
-  const bool synthetic = IsSynthetic(**model);
-  if (synthetic) std::fprintf(stderr, "%s\n", kSyntheticNotice);
-
-  server::LoadedModel lm;
-  lm.engine = engine->get();
-  lm.tokenizer = &*tokenizer;
-  lm.chat_template = tmpl.get();
-  lm.synthetic = synthetic;
-  lm.created = int64_t(std::time(nullptr));
-  api.SetLoaded(lm);
-  engine_for_reload.store(engine->get());
-  const EngineStats s = (*engine)->Stats();
-  std::fprintf(stderr,
-               "brisk serve: model %s loaded in %.2f s; max_model_len %d, %d KV blocks, "
-               "max_num_seqs %d, policy %s%s\n",
-               so.model_id.c_str(), NowSeconds() - t0, (*engine)->config().max_model_len,
-               s.kv_blocks_total, s.max_num_seqs, BatchPolicyName(s.policy),
-               so.api_key.empty() ? "" : ", API key required");
-  std::printf("ready\n");
-  std::fflush(stdout);
-
-  // Wait for the drain to finish (or a second signal).
-  while (stop_requests.load() == 0 || (stop_requests.load() == 1 && api.in_flight() > 0))
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  Announce(*plan, *loaded, NowSeconds() - t0, api);
+  signal_thread.set_engine(loaded->engine.get());
+  api.WaitForDrain([&] { return signal_thread.stop_requests() >= 2; });
   std::fprintf(stderr, "brisk serve: %s\n",
-               stop_requests.load() == 1 ? "drained, exiting" : "stopping now");
-  engine_for_reload.store(nullptr);
-  const int code = finish(0);
-  engine->reset();  // cancels anything left (second signal)
-  return code;
+               signal_thread.stop_requests() == 1 ? "drained, exiting" : "stopping now");
+  signal_thread.set_engine(nullptr);
+  (*http)->Stop();
+  return 0;
 }
 
 }  // namespace
@@ -263,8 +297,7 @@ CommandFn AddServeCommand(CLI::App& app) {
   cmd->add_option("--port", o->port, "TCP port (0: any free port)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
-  cmd->add_option("-t,--threads", o->threads, "compute threads (default: all cores)")
-      ->check(CLI::Range(0, 1024));
+  AddEngineOptions(cmd, &o->engine);
   cmd->add_option("--http-threads", o->http_threads, "HTTP I/O threads")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
@@ -278,29 +311,6 @@ CommandFn AddServeCommand(CLI::App& app) {
   cmd->add_option("--bench-dir", o->bench_dir,
                   "`brisk bench` output folder whose latest/ report GET /bench shows "
                   "(default: $BRISK_HOME/bench, i.e. ~/.cache/brisk/bench)");
-  cmd->add_option("--max-num-seqs", o->max_num_seqs, "sequences per engine step (upper limit)")
-      ->check(CLI::Range(1, 4096))
-      ->capture_default_str();
-  cmd->add_option("--max-num-batched-tokens", o->max_num_batched_tokens, "tokens per engine step")
-      ->check(CLI::Range(1, 1 << 20))
-      ->capture_default_str();
-  cmd->add_option("--max-prefill-chunk", o->max_prefill_chunk,
-                  "tokens of one prompt per step (0: the whole step budget)")
-      ->check(CLI::Range(0, 1 << 20));
-  cmd->add_option("--max-model-len", o->max_model_len,
-                  "prompt + output tokens (0: min(model context, 8192))")
-      ->check(CLI::Range(0, 1 << 24));
-  cmd->add_option("--kv-cache-mem", o->kv_cache_mib, "KV cache budget in MiB (0: automatic)")
-      ->check(CLI::Range(0, 1 << 20));
-  cmd->add_option("--kv-type", o->kv_type, "KV cache element type: f16 or f32")
-      ->capture_default_str();
-  cmd->add_option("--batch-policy", o->batch_policy, "static, loadavg or slo")
-      ->capture_default_str();
-  cmd->add_option("--tpot-target", o->tpot_target_ms, "slo policy: TPOT target in ms")
-      ->capture_default_str();
-  cmd->add_option("--max-waiting", o->max_waiting, "queued requests before 429")
-      ->check(CLI::Range(0, 1 << 20))
-      ->capture_default_str();
   cmd->add_option("--default-max-tokens", o->default_max_tokens,
                   "max_tokens when a request gives none")
       ->check(CLI::Range(1, 1 << 20))
@@ -309,7 +319,6 @@ CommandFn AddServeCommand(CLI::App& app) {
                   "tokens coalesced into one SSE event at most (1: every token)")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  cmd->add_flag("--no-prefix-caching", o->no_prefix_caching, "disable the prefix cache");
   cmd->add_option("--max-body-mib", o->max_body_mib, "largest request body (MiB)")
       ->check(CLI::Range(0.001, 1024.0))
       ->capture_default_str();

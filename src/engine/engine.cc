@@ -30,32 +30,27 @@ const char* FinishReasonName(FinishReason r) {
 
 Result<std::unique_ptr<Engine>> Engine::Create(const Model& model, const Tokenizer* tokenizer,
                                                const EngineConfig& config) {
+  BRISK_RETURN_IF_ERROR(ValidateEngineConfig(config));
   EngineConfig c = config;
   const ModelConfig& mc = model.config();
-  if (c.max_num_seqs < 1 || c.max_num_seqs > 1024)
-    return Status::Error("max_num_seqs must be in 1..1024, got " + std::to_string(c.max_num_seqs));
-  if (c.max_num_batched_tokens < 1 || c.max_num_batched_tokens > 65536)
-    return Status::Error("max_num_batched_tokens must be in 1..65536, got " +
-                         std::to_string(c.max_num_batched_tokens));
-  if (c.max_prefill_chunk < 0) return Status::Error("max_prefill_chunk must be >= 0");
-  if (c.kv_block_size < 1 || c.kv_block_size > kMaxKvBlockSize)
-    return Status::Error("KV block size must be in 1.." + std::to_string(kMaxKvBlockSize));
-  if (c.max_waiting < 0) return Status::Error("max_waiting must be >= 0");
-  if (c.max_model_len == 0) c.max_model_len = int(std::min<int64_t>(mc.context_length, 8192));
+  if (c.max_model_len == 0)
+    c.max_model_len =
+        int(std::min<int64_t>(mc.context_length, EngineLimits::kDefaultMaxModelLenCap));
   if (c.max_model_len < 2 || c.max_model_len > mc.context_length)
     return Status::Error("max_model_len must be in 2.." + std::to_string(mc.context_length) +
                          " (the model's context length), got " + std::to_string(c.max_model_len));
   const size_t block_bytes = KvStore::BlockBytes(mc, c.kv_block_size, c.kv_type);
   const int64_t blocks_per_seq = (c.max_model_len + c.kv_block_size - 1) / c.kv_block_size;
   if (c.kv_cache_bytes == 0)
-    c.kv_cache_bytes = std::min<size_t>(
-        size_t(2) << 30, size_t(blocks_per_seq) * size_t(c.max_num_seqs) * block_bytes);
+    c.kv_cache_bytes =
+        std::min<size_t>(EngineLimits::kDefaultKvCacheCapBytes,
+                         size_t(blocks_per_seq) * size_t(c.max_num_seqs) * block_bytes);
   const int64_t n_blocks = int64_t(c.kv_cache_bytes / block_bytes);
   if (n_blocks < blocks_per_seq)
     return Status::Error("the KV cache budget (" + std::to_string(c.kv_cache_bytes >> 20) +
                          " MiB) holds " + std::to_string(n_blocks * c.kv_block_size) +
                          " tokens, fewer than max_model_len " + std::to_string(c.max_model_len));
-  if (n_blocks > (int64_t(1) << 30)) return Status::Error("KV cache budget too large");
+  if (n_blocks > EngineLimits::kMaxKvBlocks) return Status::Error("KV cache budget too large");
   return std::unique_ptr<Engine>(new Engine(model, tokenizer, c, int(n_blocks)));
 }
 

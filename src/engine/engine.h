@@ -18,6 +18,7 @@
 #include "engine/batch_controller.h"
 #include "engine/batch_sampler.h"
 #include "engine/block_manager.h"
+#include "engine/engine_config.h"
 #include "engine/request.h"
 #include "engine/request_state.h"
 #include "engine/scheduler.h"
@@ -26,27 +27,6 @@
 #include "tokenizer/tokenizer.h"
 
 namespace brisk {
-
-struct EngineConfig {
-  int threads = 0;                   // compute threads; 0 = one per core
-  int max_num_seqs = 16;             // sequences per step (the batch controller may lower it)
-  int max_num_batched_tokens = 512;  // tokens per step
-  int max_prefill_chunk = 0;         // tokens of one prompt per step; 0 = the whole budget
-  int max_model_len = 0;             // prompt + output; 0 = min(model context, 8192)
-  size_t kv_cache_bytes = 0;         // hard KV budget; 0 = room for max_num_seqs full sequences,
-                                     // at most 2 GiB
-  KvType kv_type = KvType::kF16;
-  int kv_block_size = kDefaultKvBlockSize;
-  bool prefix_caching = true;
-  // Prompts of at least this many tokens are computed in the prefill numerics class where the CPU
-  // has one (AMX-BF16: matmul.h); shorter ones, like generated tokens, in the decode class. The
-  // bf16 path dequantises every weight once per step, which only pays with enough tokens
-  // (measured: a 34-token prompt's TTFT was 41 ms in the decode class, 55 ms in the other).
-  int prefill_class_min_tokens = 64;
-  int max_waiting = 1024;  // queued requests beyond this are refused ("overloaded")
-  BatchPolicy batch_policy = BatchPolicy::kStatic;
-  double tpot_target_ms = 50;  // slo policy target
-};
 
 // A snapshot for metrics, dashboards and the batch controller.
 struct EngineStats {

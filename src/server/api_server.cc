@@ -53,7 +53,21 @@ void ApiServer::SetLoaded(const LoadedModel& model) {
   loaded_.store(true);
 }
 
-void ApiServer::BeginDrain() { draining_.store(true); }
+void ApiServer::BeginDrain() {
+  draining_.store(true);
+  WakeDrainWaiters();
+}
+
+void ApiServer::WaitForDrain(const std::function<bool()>& give_up) {
+  std::unique_lock<std::mutex> lock(drain_mu_);
+  drain_cv_.wait(lock, [&] { return give_up() || (draining_.load() && in_flight_.load() == 0); });
+}
+
+void ApiServer::WakeDrainWaiters() {
+  // Taking the lock orders the state change before a waiter's predicate check: no lost wake-up.
+  { std::lock_guard<std::mutex> lock(drain_mu_); }
+  drain_cv_.notify_all();
+}
 
 bool ApiServer::Authorized(const HttpRequest& r) const {
   return options_.api_key.empty() || BearerMatches(r.Header("authorization"), options_.api_key);

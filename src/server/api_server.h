@@ -6,7 +6,9 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -50,13 +52,19 @@ class ApiServer {
   bool draining() const { return draining_.load(); }
   // Generation requests submitted and not yet finished.
   int in_flight() const { return in_flight_.load(); }
+  // Blocks until the drain is complete (draining, nothing in flight) or `give_up()` is true;
+  // whoever makes give_up() true calls WakeDrainWaiters().
+  void WaitForDrain(const std::function<bool()>& give_up);
+  void WakeDrainWaiters();
 
   // The HttpHandler.
   void Handle(HttpRequest&& request, std::shared_ptr<HttpExchange> ex);
 
   // For generation_route: bookkeeping of one generation request's life.
   void GenerationStarted() { in_flight_.fetch_add(1); }
-  void GenerationFinished() { in_flight_.fetch_sub(1); }
+  void GenerationFinished() {
+    if (in_flight_.fetch_sub(1) == 1 && draining_.load()) WakeDrainWaiters();
+  }
   const ServerOptions& options() const { return options_; }
   ServerMetrics* metrics() const { return metrics_; }
   RequestLog* request_log() const { return request_log_; }
@@ -74,6 +82,8 @@ class ApiServer {
   HttpResponse StaticFile(const HttpRequest& r) const;
 
   ServerOptions options_;
+  std::mutex drain_mu_;  // WaitForDrain's
+  std::condition_variable drain_cv_;
   ServerMetrics* metrics_;
   RequestLog* request_log_;
   std::atomic<bool> loaded_{false};

@@ -555,3 +555,26 @@ TEST_F(EngineTest, JsonConstraintKeepsOutputValidJson) {
 
 }  // namespace
 }  // namespace brisk
+
+namespace brisk {
+namespace {
+
+// The command line checks flags with ValidateEngineConfig before loading a model; Engine::Create
+// must refuse the same configs with the same words, so both sides say one thing.
+TEST_F(EngineTest, EngineLimitsMessagesAreTheCommandLines) {
+  for (int seqs : {0, EngineLimits::kMaxNumSeqs + 1, 5000}) {
+    EngineConfig c;
+    c.max_num_seqs = seqs;
+    const Status direct = ValidateEngineConfig(c);
+    ASSERT_FALSE(direct.ok());
+    auto e = Engine::Create(*model_, tok_.get(), c);
+    ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.message(), direct.message());
+  }
+  EngineConfig ok;
+  ok.max_num_seqs = EngineLimits::kMaxNumSeqs;
+  EXPECT_TRUE(ValidateEngineConfig(ok).ok());
+}
+
+}  // namespace
+}  // namespace brisk

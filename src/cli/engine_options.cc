@@ -1,0 +1,60 @@
+#include "cli/engine_options.h"
+
+namespace brisk::cli {
+namespace {
+
+void AddBatchOptions(CLI::App* cmd, EngineOptions* o) {
+  EngineConfig& c = o->config;
+  cmd->add_option("--max-num-seqs", c.max_num_seqs,
+                  "sequences per engine step (upper limit; at most " +
+                      std::to_string(EngineLimits::kMaxNumSeqs) + ")")
+      ->capture_default_str();
+  cmd->add_option("--max-num-batched-tokens,--max-batched-tokens", c.max_num_batched_tokens,
+                  "tokens per engine step (at most " +
+                      std::to_string(EngineLimits::kMaxNumBatchedTokens) + ")")
+      ->capture_default_str();
+  cmd->add_option("--max-prefill-chunk", c.max_prefill_chunk,
+                  "tokens of one prompt per step (0: the whole step budget)");
+}
+
+void AddMemoryOptions(CLI::App* cmd, EngineOptions* o) {
+  cmd->add_option("--max-model-len", o->config.max_model_len,
+                  "prompt + output tokens (0: min(model context, " +
+                      std::to_string(EngineLimits::kDefaultMaxModelLenCap) + "))");
+  cmd->add_option("--kv-cache-mem", o->kv_cache_mib, "KV cache budget in MiB (0: automatic)")
+      ->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--kv-type", o->kv_type, "KV cache element type: f16 or f32")
+      ->capture_default_str();
+  cmd->add_flag("--no-prefix-caching", o->no_prefix_caching, "disable the prefix cache");
+}
+
+void AddPolicyOptions(CLI::App* cmd, EngineOptions* o) {
+  cmd->add_option("--batch-policy", o->batch_policy, "static, loadavg or slo")
+      ->capture_default_str();
+  cmd->add_option("--tpot-target", o->config.tpot_target_ms, "slo policy: TPOT target in ms")
+      ->capture_default_str();
+  cmd->add_option("--max-waiting", o->config.max_waiting, "queued requests before 429")
+      ->capture_default_str();
+}
+
+}  // namespace
+
+Result<EngineConfig> EngineOptions::Resolve() const {
+  EngineConfig c = config;
+  BRISK_ASSIGN_OR_RETURN(c.kv_type, ParseKvType(kv_type));
+  BRISK_ASSIGN_OR_RETURN(c.batch_policy, ParseBatchPolicy(batch_policy));
+  c.kv_cache_bytes = size_t(kv_cache_mib) << 20;
+  c.prefix_caching = !no_prefix_caching;
+  BRISK_RETURN_IF_ERROR(ValidateEngineConfig(c));
+  return c;
+}
+
+void AddEngineOptions(CLI::App* cmd, EngineOptions* o, unsigned groups) {
+  if (groups & kThreadOption)
+    cmd->add_option("-t,--threads", o->config.threads, "compute threads (default: all cores)");
+  if (groups & kBatchOptions) AddBatchOptions(cmd, o);
+  if (groups & kMemoryOptions) AddMemoryOptions(cmd, o);
+  if (groups & kPolicyOptions) AddPolicyOptions(cmd, o);
+}
+
+}  // namespace brisk::cli

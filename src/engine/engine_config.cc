@@ -1,0 +1,37 @@
+#include "engine/engine_config.h"
+
+#include <cmath>
+#include <string>
+
+namespace brisk {
+namespace {
+
+Status OutOfRange(const char* field, int64_t lo, int64_t hi, int64_t got) {
+  return Status::Error(std::string(field) + " must be in " + std::to_string(lo) + ".." +
+                       std::to_string(hi) + ", got " + std::to_string(got));
+}
+
+}  // namespace
+
+Status ValidateEngineConfig(const EngineConfig& c) {
+  using L = EngineLimits;
+  if (c.threads < 0 || c.threads > L::kMaxThreads)
+    return OutOfRange("threads", 0, L::kMaxThreads, c.threads);
+  if (c.max_num_seqs < 1 || c.max_num_seqs > L::kMaxNumSeqs)
+    return OutOfRange("max_num_seqs", 1, L::kMaxNumSeqs, c.max_num_seqs);
+  if (c.max_num_batched_tokens < 1 || c.max_num_batched_tokens > L::kMaxNumBatchedTokens)
+    return OutOfRange("max_num_batched_tokens", 1, L::kMaxNumBatchedTokens,
+                      c.max_num_batched_tokens);
+  if (c.max_prefill_chunk < 0 || c.max_prefill_chunk > L::kMaxNumBatchedTokens)
+    return OutOfRange("max_prefill_chunk", 0, L::kMaxNumBatchedTokens, c.max_prefill_chunk);
+  if (c.max_model_len < 0) return Status::Error("max_model_len must be >= 0 (0: automatic)");
+  if (c.kv_block_size < 1 || c.kv_block_size > kMaxKvBlockSize)
+    return OutOfRange("kv_block_size", 1, kMaxKvBlockSize, c.kv_block_size);
+  if (c.max_waiting < 0 || c.max_waiting > L::kMaxWaiting)
+    return OutOfRange("max_waiting", 0, L::kMaxWaiting, c.max_waiting);
+  if (!std::isfinite(c.tpot_target_ms) || c.tpot_target_ms <= 0)
+    return Status::Error("tpot_target_ms must be a number > 0");
+  return Status::Ok();
+}
+
+}  // namespace brisk
