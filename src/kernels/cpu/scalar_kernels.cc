@@ -40,14 +40,7 @@ void QuantizeBlock(const float* x, int8_t* qs, ActMeta* m) {
     sum += q;
     if (i < 16) h0 += q;
   }
-  m->d = d;
-  m->dsum = d * float(sum);
-  m->neg8 = -8 * sum;
-  m->neg16 = -16 * sum;
-  m->neg128 = -128 * sum;
-  m->neg32h[0] = -32 * h0;
-  m->neg32h[1] = -32 * (sum - h0);
-  m->sum = sum;
+  FillActMeta(d, sum, h0, m);
 }
 
 void QuantizeRow(const float* x, int64_t cols, int8_t* qs, ActMeta* meta) {
