@@ -1,9 +1,12 @@
 #include "cli/cli_util.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <string>
 
 namespace brisk::cli {
 
@@ -74,5 +77,22 @@ void SetCommandLine(int argc, char** argv) {
 }
 
 const std::string& CommandLine() { return CommandLineStorage(); }
+
+std::function<void(double)> StderrProgress(double t0, bool bar) {
+  const bool tty = isatty(STDERR_FILENO);
+  return [tty, t0, bar, last = -1](double f) mutable {
+    const int pct = int(f * 100);
+    if (pct == last) return;
+    last = pct;
+    if (tty && bar) {
+      std::fprintf(stderr, "\r[%-25s] %3d%%  %.1f s", std::string(pct / 4, '#').c_str(), pct,
+                   NowSeconds() - t0);
+    } else if (tty) {
+      std::fprintf(stderr, "\r%3d%%  %.1f s", pct, NowSeconds() - t0);
+    } else if (bar && pct % 10 == 0) {
+      std::fprintf(stderr, "%d%% ", pct);
+    }
+  };
+}
 
 }  // namespace brisk::cli

@@ -25,13 +25,7 @@ int RunQuantize(const QuantizeCliOptions& c) {
   o.type = *type;
   const bool tty = isatty(STDERR_FILENO);
   const double t0 = NowSeconds();
-  int last = -1;
-  o.progress = [&](double f) {
-    const int pct = int(f * 100);
-    if (pct == last || !tty) return;
-    last = pct;
-    std::fprintf(stderr, "\r%3d%%  %.1f s", pct, NowSeconds() - t0);
-  };
+  o.progress = StderrProgress(t0, /*bar=*/false);
   Status st = QuantizeGguf(c.input, c.output, o);
   if (tty) std::fprintf(stderr, "\n");
   if (!st.ok()) return ReportError(st);

@@ -1,8 +1,6 @@
 // `brisk synth`: writes a synthetic model (real architecture and vocabulary, random weights).
 #include "model/synth.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -29,21 +27,8 @@ int RunSynth(const SynthCliOptions& c) {
   auto type = ParseWritableFileType(c.type);
   if (!type.ok()) return ReportError(type.status());
   o.type = *type;
-  const bool tty = isatty(STDERR_FILENO);
   const double t0 = NowSeconds();
-  int last = -1;
-  o.progress = [&](double f) {
-    const int pct = int(f * 100);
-    if (pct == last) return;
-    last = pct;
-    if (tty) {
-      const int bar = pct / 4;
-      std::fprintf(stderr, "\r[%-25s] %3d%%  %.1f s", std::string(bar, '#').c_str(), pct,
-                   NowSeconds() - t0);
-    } else if (pct % 10 == 0) {
-      std::fprintf(stderr, "%d%% ", pct);
-    }
-  };
+  o.progress = StderrProgress(t0, /*bar=*/true);
   Status st = WriteSynthModel(o, c.output);
   std::fprintf(stderr, "\n");
   if (!st.ok()) return ReportError(st);

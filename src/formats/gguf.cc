@@ -191,6 +191,14 @@ class Parser {
   }
   Status ReadString(std::string_view* out, const char* what);
   Status ReadValue(ValueType type, Value* v, int depth);
+  // Parse's steps, in file order.
+  Status ReadHeader(File* f, uint64_t* n_tensors, uint64_t* n_kv);
+  Status ReadMetadata(File* f, uint64_t n_kv);
+  Status ReadTensorInfos(File* f, uint64_t n_tensors);
+  Status ReadTensorInfo(uint64_t alignment, TensorInfo* ti);
+  Status ReadTensorShape(const std::string& where, TensorInfo* ti);
+  Status ReadTensorType(const std::string& where, TensorInfo* ti);
+  Status PlaceTensorData(File* f, uint64_t n_tensors) const;
 
   const uint8_t* base_;
   size_t size_;
@@ -250,21 +258,32 @@ Status Parser::ReadValue(ValueType type, Value* v, int depth) {
 }
 
 Status Parser::Parse(File* f) {
+  uint64_t n_tensors, n_kv;
+  BRISK_RETURN_IF_ERROR(ReadHeader(f, &n_tensors, &n_kv));
+  BRISK_RETURN_IF_ERROR(ReadMetadata(f, n_kv));
+  BRISK_RETURN_IF_ERROR(ReadTensorInfos(f, n_tensors));
+  return PlaceTensorData(f, n_tensors);
+}
+
+Status Parser::ReadHeader(File* f, uint64_t* n_tensors, uint64_t* n_kv) {
   uint32_t magic;
   BRISK_RETURN_IF_ERROR(Read(&magic, "magic"));
   if (std::memcmp(&magic, "GGUF", 4) != 0) return Fail("bad magic: not a GGUF file");
   BRISK_RETURN_IF_ERROR(Read(&f->version_, "version"));
   if (f->version_ != 2 && f->version_ != 3)
     return Fail("unsupported GGUF version " + std::to_string(f->version_) + " (supported: 2, 3)");
-  uint64_t n_tensors, n_kv;
-  BRISK_RETURN_IF_ERROR(Read(&n_tensors, "tensor count"));
-  BRISK_RETURN_IF_ERROR(Read(&n_kv, "metadata count"));
+  BRISK_RETURN_IF_ERROR(Read(n_tensors, "tensor count"));
+  BRISK_RETURN_IF_ERROR(Read(n_kv, "metadata count"));
   // Each kv takes >= 8+4+1 bytes and each tensor info >= 8+4+8+4+8: bound counts by file size.
-  if (n_kv > remaining() / 13)
-    return Fail("metadata count " + std::to_string(n_kv) + " exceeds the file size");
-  if (n_tensors > remaining() / 32)
-    return Fail("tensor count " + std::to_string(n_tensors) + " exceeds the file size");
+  if (*n_kv > remaining() / 13)
+    return Fail("metadata count " + std::to_string(*n_kv) + " exceeds the file size");
+  if (*n_tensors > remaining() / 32)
+    return Fail("tensor count " + std::to_string(*n_tensors) + " exceeds the file size");
+  return Status::Ok();
+}
 
+// The key-value pairs, then general.alignment from them.
+Status Parser::ReadMetadata(File* f, uint64_t n_kv) {
   // The bounds above still allow ~file_size/13 entries, and an entry takes ~10x its minimal
   // encoding in memory: reserve only a plausible number up front, grow as entries really parse.
   f->kvs_.reserve(size_t(std::min<uint64_t>(n_kv, 4096)));
@@ -284,68 +303,89 @@ Status Parser::Parse(File* f) {
     f->kv_index_[k_str] = f->kvs_.size();
     f->kvs_.emplace_back(std::move(k_str), v);
   }
-
   if (const Value* a = f->Find("general.alignment")) {
     if (!a->IsInteger() || a->u == 0 || (a->u & (a->u - 1)) != 0 || a->u > (1u << 20))
       return Fail("general.alignment must be a power of two up to 1 MiB, found " + a->ToString());
     f->alignment_ = a->u;
   }
+  return Status::Ok();
+}
 
+Status Parser::ReadTensorInfos(File* f, uint64_t n_tensors) {
   f->tensors_.reserve(size_t(std::min<uint64_t>(n_tensors, 4096)));
   for (uint64_t t = 0; t < n_tensors; ++t) {
     TensorInfo ti;
-    std::string_view name;
-    BRISK_RETURN_IF_ERROR(ReadString(&name, "tensor name"));
-    ti.name = std::string(name);
-    const std::string where = "tensor '" + ti.name + "'";
-    uint32_t n_dims;
-    BRISK_RETURN_IF_ERROR(Read(&n_dims, "tensor dimension count"));
-    if (n_dims == 0 || n_dims > uint32_t(kMaxDims))
-      return Fail(where + " has " + std::to_string(n_dims) + " dimensions (1..4 allowed)");
-    ti.n_dims = int(n_dims);
-    uint64_t n_el = 1;
-    for (uint32_t d = 0; d < n_dims; ++d) {
-      uint64_t ne;
-      BRISK_RETURN_IF_ERROR(Read(&ne, "tensor shape"));
-      if (ne == 0 || ne > (uint64_t(1) << 62))
-        return Fail(where + " has invalid dimension " + std::to_string(ne));
-      if (n_el > (uint64_t(1) << 62) / ne) return Fail(where + " element count overflows 2^62");
-      n_el *= ne;
-      ti.ne[d] = int64_t(ne);
-    }
-    ti.n_elements = int64_t(n_el);
-    uint32_t type;
-    BRISK_RETURN_IF_ERROR(Read(&type, "tensor type"));
-    const TypeTraits* tr = FindTypeTraits(type);
-    if (!tr) return Fail(where + " has unknown type id " + std::to_string(type));
-    if (!tr->supported)
-      return Fail(where + " has type " + std::string(tr->name) + ", which brisk cannot load");
-    ti.type = tr->type;
-    if (ti.ne[0] % tr->block_size != 0)
-      return Fail(where + ": row length " + std::to_string(ti.ne[0]) +
-                  " is not a multiple of the " + std::string(tr->name) + " block size " +
-                  std::to_string(tr->block_size));
-    // n_el <= 2^62, but 2^62 F32 elements are 2^64 bytes: that must not wrap to 0.
-    const uint64_t n_blocks = n_el / uint64_t(tr->block_size);
-    if (n_blocks > std::numeric_limits<uint64_t>::max() / uint64_t(tr->type_size))
-      return Fail(where + " byte size overflows 64 bits");
-    ti.nbytes = n_blocks * uint64_t(tr->type_size);
-    BRISK_RETURN_IF_ERROR(Read(&ti.offset, "tensor offset"));
-    if (ti.offset % f->alignment_ != 0)
-      return Fail(where + " data offset " + std::to_string(ti.offset) + " is not aligned to " +
-                  std::to_string(f->alignment_));
+    BRISK_RETURN_IF_ERROR(ReadTensorInfo(f->alignment_, &ti));
     if (f->tensor_index_.count(ti.name)) return Fail("duplicate tensor name '" + ti.name + "'");
     f->tensor_index_[ti.name] = f->tensors_.size();
     f->tensors_.push_back(std::move(ti));
   }
+  return Status::Ok();
+}
 
+Status Parser::ReadTensorInfo(uint64_t alignment, TensorInfo* ti) {
+  std::string_view name;
+  BRISK_RETURN_IF_ERROR(ReadString(&name, "tensor name"));
+  ti->name = std::string(name);
+  const std::string where = "tensor '" + ti->name + "'";
+  BRISK_RETURN_IF_ERROR(ReadTensorShape(where, ti));
+  BRISK_RETURN_IF_ERROR(ReadTensorType(where, ti));
+  BRISK_RETURN_IF_ERROR(Read(&ti->offset, "tensor offset"));
+  if (ti->offset % alignment != 0)
+    return Fail(where + " data offset " + std::to_string(ti->offset) + " is not aligned to " +
+                std::to_string(alignment));
+  return Status::Ok();
+}
+
+// Dimension count and sizes; sets n_dims, ne and n_elements (at most 2^62).
+Status Parser::ReadTensorShape(const std::string& where, TensorInfo* ti) {
+  uint32_t n_dims;
+  BRISK_RETURN_IF_ERROR(Read(&n_dims, "tensor dimension count"));
+  if (n_dims == 0 || n_dims > uint32_t(kMaxDims))
+    return Fail(where + " has " + std::to_string(n_dims) + " dimensions (1..4 allowed)");
+  ti->n_dims = int(n_dims);
+  uint64_t n_el = 1;
+  for (uint32_t d = 0; d < n_dims; ++d) {
+    uint64_t ne;
+    BRISK_RETURN_IF_ERROR(Read(&ne, "tensor shape"));
+    if (ne == 0 || ne > (uint64_t(1) << 62))
+      return Fail(where + " has invalid dimension " + std::to_string(ne));
+    if (n_el > (uint64_t(1) << 62) / ne) return Fail(where + " element count overflows 2^62");
+    n_el *= ne;
+    ti->ne[d] = int64_t(ne);
+  }
+  ti->n_elements = int64_t(n_el);
+  return Status::Ok();
+}
+
+// The type id; sets type and nbytes after checking the shape fits the type's blocks.
+Status Parser::ReadTensorType(const std::string& where, TensorInfo* ti) {
+  uint32_t type;
+  BRISK_RETURN_IF_ERROR(Read(&type, "tensor type"));
+  const TypeTraits* tr = FindTypeTraits(type);
+  if (!tr) return Fail(where + " has unknown type id " + std::to_string(type));
+  if (!tr->supported)
+    return Fail(where + " has type " + std::string(tr->name) + ", which brisk cannot load");
+  ti->type = tr->type;
+  if (ti->ne[0] % tr->block_size != 0)
+    return Fail(where + ": row length " + std::to_string(ti->ne[0]) + " is not a multiple of the " +
+                std::string(tr->name) + " block size " + std::to_string(tr->block_size));
+  // n_el <= 2^62, but 2^62 F32 elements are 2^64 bytes: that must not wrap to 0.
+  const uint64_t n_blocks = uint64_t(ti->n_elements) / uint64_t(tr->block_size);
+  if (n_blocks > std::numeric_limits<uint64_t>::max() / uint64_t(tr->type_size))
+    return Fail(where + " byte size overflows 64 bits");
+  ti->nbytes = n_blocks * uint64_t(tr->type_size);
+  return Status::Ok();
+}
+
+// Sets the data offset and each tensor's data pointer: every tensor must lie inside the file,
+// and no two may overlap.
+Status Parser::PlaceTensorData(File* f, uint64_t n_tensors) const {
   // Data section starts at the next multiple of the alignment.
   uint64_t data = (uint64_t(pos_) + f->alignment_ - 1) / f->alignment_ * f->alignment_;
   if (n_tensors > 0 && data > size_) return Fail("file truncated before the tensor data");
   f->data_offset_ = data;
   const uint64_t data_bytes = data <= size_ ? size_ - data : 0;
-
-  // Every tensor must lie inside the file, and no two may overlap.
   std::vector<const TensorInfo*> by_offset;
   for (TensorInfo& ti : f->tensors_) {
     if (ti.offset > data_bytes || ti.nbytes > data_bytes - ti.offset)

@@ -2,7 +2,8 @@
 
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
+
+#include "formats/partial_file.h"
 
 namespace brisk::gguf {
 namespace {
@@ -172,15 +173,7 @@ Status Writer::Write(const std::string& path) const {
   const uint64_t align = Alignment();
   size_t tail = size_t((align - written % align) % align);
   ok = ok && std::fwrite(kZeros, 1, tail, f) == tail;
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok) {
-    std::remove(tmp.c_str());
-    return Status::Error(path + ": write failed (disk full?)");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return Status::Error(path + ": cannot rename into place: " + ec.message());
-  return Status::Ok();
+  return FinishPartialFile(f, ok, tmp, path);
 }
 
 }  // namespace brisk::gguf

@@ -3,6 +3,7 @@
 #include <exception>
 #include <nlohmann/json.hpp>
 
+#include "formats/json_object.h"
 #include "util/mapped_file.h"
 
 namespace brisk::hf {
@@ -132,13 +133,7 @@ Result<std::string> ReadTextFile(const std::string& path, size_t max_bytes) {
 Result<Config> ParseConfigJson(std::string_view text, const std::string& origin) {
   Config c;
   try {
-    Json j;
-    try {
-      j = Json::parse(text.begin(), text.end());
-    } catch (const Json::parse_error& e) {
-      return Status::Error(origin + ": invalid JSON: " + e.what());
-    }
-    if (!j.is_object()) return Status::Error(origin + ": not a JSON object");
+    BRISK_ASSIGN_OR_RETURN(const Json j, ParseJsonObject(text, origin));
     BRISK_RETURN_IF_ERROR(ParseConfigObject(j, origin, &c));
   } catch (const std::exception& e) {  // nothing from nlohmann may escape
     return Status::Error(origin + ": malformed config: " + e.what());
@@ -154,13 +149,7 @@ Result<Config> ReadConfigJson(const std::string& path) {
 Result<std::string> ParseChatTemplate(std::string_view text, const std::string& origin) {
   auto fail = [&](const std::string& msg) { return Status::Error(origin + ": " + msg); };
   try {
-    Json j;
-    try {
-      j = Json::parse(text.begin(), text.end());
-    } catch (const Json::parse_error& e) {
-      return fail(std::string("invalid JSON: ") + e.what());
-    }
-    if (!j.is_object()) return fail("not a JSON object");
+    BRISK_ASSIGN_OR_RETURN(const Json j, ParseJsonObject(text, origin));
     const Json* t = Get(j, "chat_template");
     if (!t) return std::string();
     if (t->is_string()) return t->get<std::string>();

@@ -5,6 +5,8 @@
 #include <exception>
 #include <nlohmann/json.hpp>
 
+#include "formats/json_object.h"
+
 namespace brisk::safetensors {
 namespace {
 
@@ -253,13 +255,7 @@ Result<ShardIndex> ParseIndex(std::string_view text, const std::string& origin) 
   auto fail = [&](const std::string& msg) { return Status::Error(origin + ": " + msg); };
   ShardIndex idx;
   try {
-    Json j;
-    try {
-      j = Json::parse(text.begin(), text.end());
-    } catch (const Json::parse_error& e) {
-      return fail(std::string("invalid JSON: ") + e.what());
-    }
-    if (!j.is_object()) return fail("not a JSON object");
+    BRISK_ASSIGN_OR_RETURN(const Json j, ParseJsonObject(text, origin));
     auto wm = j.find("weight_map");
     if (wm == j.end() || !wm->is_object()) return fail("missing object 'weight_map'");
     for (auto it = wm->begin(); it != wm->end(); ++it) {

@@ -2,8 +2,9 @@
 
 #include <cstdio>
 #include <exception>
-#include <filesystem>
 #include <nlohmann/json.hpp>
+
+#include "formats/partial_file.h"
 
 namespace brisk::safetensors {
 
@@ -62,15 +63,7 @@ Status Writer::Write(const std::string& path) const {
   for (size_t k = 0; ok && k < tensors_.size(); ++k)
     if (tensors_[k].nbytes > 0)  // empty tensors may have no data pointer
       ok = std::fwrite(tensors_[k].data, 1, tensors_[k].nbytes, f) == tensors_[k].nbytes;
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok) {
-    std::remove(tmp.c_str());
-    return Status::Error(path + ": write failed (disk full?)");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return Status::Error(path + ": cannot rename into place: " + ec.message());
-  return Status::Ok();
+  return FinishPartialFile(f, ok, tmp, path);
 }
 
 }  // namespace brisk::safetensors

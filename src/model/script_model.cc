@@ -118,6 +118,149 @@ struct F16Matrix {
   void Set(int64_t r, int64_t c, double x) { v[size_t(r * cols + c)] = Fp32ToFp16(float(x)); }
 };
 
+// Dimension 0: constant 1. Dimension FlagDim(k) = 1 + k, k = 0..last: "the most recent marker
+// is k tokens back"; MLP neuron k - lead writes its verdict there too, and output rows read it.
+constexpr int64_t FlagDim(int64_t k) { return 1 + k; }
+
+// The model's shape for a script of n tokens after `lead` free ones.
+struct ScriptDims {
+  int64_t n, lead, last;  // last = lead + n: the largest marker distance a head must see
+  int64_t d, n_head, n_kv, q_dim, kv_dim, n_ff, n_vocab;
+};
+
+ScriptDims PlanScriptDims(int64_t n, int64_t lead, int64_t n_vocab) {
+  ScriptDims s;
+  s.n = n;
+  s.lead = lead;
+  s.last = lead + n;
+  s.d = std::max<int64_t>(64, (s.last + 2 + 63) / 64 * 64);
+  s.n_head = std::max<int64_t>(kGroup, (s.last + kGroup - 1) / kGroup * kGroup);
+  s.n_kv = s.n_head / kGroup;
+  s.q_dim = s.n_head * kHeadDim;
+  s.kv_dim = s.n_kv * kHeadDim;
+  s.n_ff = (n + 1 + 31) / 32 * 32;
+  s.n_vocab = n_vocab;
+  return s;
+}
+
+// The one layer's weights, all zero to start with.
+struct ScriptWeights {
+  F16Matrix embd, wq, wk, wv, wo, gate, up, down, output;
+  std::vector<float> ones, bq, bk, bv;
+  explicit ScriptWeights(const ScriptDims& s)
+      : embd(s.n_vocab, s.d),
+        wq(s.q_dim, s.d),
+        wk(s.kv_dim, s.d),
+        wv(s.kv_dim, s.d),
+        wo(s.d, s.q_dim),
+        gate(s.n_ff, s.d),
+        up(s.n_ff, s.d),
+        down(s.d, s.n_ff),
+        output(s.n_vocab, s.d),
+        ones(size_t(s.d), 1.0f),
+        bq(size_t(s.q_dim), 0.0f),
+        bk(size_t(s.kv_dim), 0.0f),
+        bv(size_t(s.kv_dim), 0.0f) {}
+};
+
+// Embeddings and attention: head j-1 copies "a marker is j tokens back" into FlagDim(j).
+// `amp` is the query amplitude.
+void SetScriptAttention(const ScriptDims& s, double amp, int32_t marker, ScriptWeights* w) {
+  for (int64_t t = 0; t < s.n_vocab; ++t) w->embd.Set(t, 0, 1.0);
+  w->embd.Set(marker, FlagDim(0), 1.0);
+  // Head j-1 peaks at distance j: q = amp * e^{-i j theta}, k = 1 per rotation pair, so the
+  // rotated dot product is amp * sum_i cos((distance - j) * theta_i).
+  for (int64_t j = 1; j <= s.last; ++j) {
+    float* q = &w->bq[size_t((j - 1) * kHeadDim)];
+    for (int i = 0; i < kHeadDim / 2; ++i) {
+      const double theta = Theta(i);
+      q[i] = float(amp * std::cos(double(j) * theta));
+      q[i + kHeadDim / 2] = float(-amp * std::sin(double(j) * theta));
+    }
+    w->wo.Set(FlagDim(j), (j - 1) * kHeadDim, 1.0);  // head j-1's copied flag -> FlagDim(j)
+  }
+  // V carries the marker flag: the marker's normed embedding (1, 1) * sqrt(d/2) gives 1.
+  for (int64_t g = 0; g < s.n_kv; ++g) {
+    for (int i = 0; i < kHeadDim / 2; ++i) w->bk[size_t(g * kHeadDim + i)] = 1.0f;
+    w->wv.Set(g * kHeadDim, FlagDim(0), std::sqrt(2.0 / double(s.d)));
+  }
+}
+
+// MLP and output: the neuron for the most recent marker's distance wins, and its output row
+// names the script token due at that distance (eog after the last).
+void SetScriptMlp(const ScriptDims& s, const std::vector<int32_t>& script, int32_t eog,
+                  ScriptWeights* w) {
+  // After the attention the MLP input is s * (1, flags...) with s = sqrt(d / (1 + flags set)),
+  // between s_min = sqrt(d / (last + 2)) and sqrt(d). Gate of the neuron for count k is
+  // beta * s * (flag_k - sum of lower flags - 1/2): at least +8 for the neuron whose count is the
+  // most recent marker's distance, at most -8 (SiLU ~ -0.003) for every other.
+  const double s_min = std::sqrt(double(s.d) / double(s.last + 2));
+  const double beta = 16.0 / s_min;
+  // Winner output ~ 0.5 * beta * s^2 * delta >= 1000: it dominates the final RMSNorm over the
+  // other residual entries (at most last + 2 values of about 1).
+  const double delta = 125.0 / s_min;
+  // The normed winner is about sqrt(d); scale so its logit is kScriptLogit.
+  const double big = kScriptLogit / std::sqrt(double(s.d));
+  for (int64_t m = 0; m <= s.n; ++m) {
+    const int64_t k = s.lead + m;
+    w->gate.Set(m, FlagDim(k), beta);
+    for (int64_t i = 0; i < k; ++i) w->gate.Set(m, FlagDim(i), -beta);
+    w->gate.Set(m, 0, -0.5 * beta);
+    w->up.Set(m, 0, 1.0);
+    w->down.Set(FlagDim(k), m, delta);
+    w->output.Set(m < s.n ? script[size_t(m)] : eog, FlagDim(k), big);
+  }
+}
+
+void SetScriptMetadata(const ScriptModelOptions& o, const ScriptDims& s, const gguf::File& vocab,
+                       gguf::Writer* w) {
+  w->SetString("general.architecture", "qwen2");
+  w->SetString("general.name", "brisk script model (fixed output)");
+  w->SetU32("general.file_type", uint32_t(FileType::kF16));
+  // Marked synthetic: every output made from it says its weights are not a trained model's.
+  w->SetBool(kSyntheticKey, true);
+  w->SetString("brisk.script.text", o.text);
+  w->SetU32("brisk.script.marker", uint32_t(o.marker));
+  w->SetU32("brisk.script.lead", uint32_t(o.lead));
+  w->SetU32("qwen2.context_length", kContext);
+  w->SetU32("qwen2.embedding_length", uint32_t(s.d));
+  w->SetU32("qwen2.block_count", 1);
+  w->SetU32("qwen2.feed_forward_length", uint32_t(s.n_ff));
+  w->SetU32("qwen2.attention.head_count", uint32_t(s.n_head));
+  w->SetU32("qwen2.attention.head_count_kv", uint32_t(s.n_kv));
+  w->SetU32("qwen2.attention.key_length", kHeadDim);
+  w->SetU32("qwen2.attention.value_length", kHeadDim);
+  w->SetF32("qwen2.rope.freq_base", float(kRopeBase));
+  w->SetF32("qwen2.attention.layer_norm_rms_epsilon", 1e-6f);
+  for (const auto& [key, value] : vocab.metadata())
+    if (key.rfind("tokenizer.", 0) == 0) w->SetRaw(key, value);
+}
+
+// The tensors point into `m`, which must outlive the write.
+void AddScriptTensors(const ScriptWeights& m, gguf::Writer* w) {
+  auto f16 = [&](const char* name, const F16Matrix& x) {
+    w->AddTensor(name, GgmlType::kF16, {x.cols, x.rows}, x.v.data(), x.v.size() * 2);
+  };
+  auto f32 = [&](const char* name, const std::vector<float>& v) {
+    w->AddTensor(name, GgmlType::kF32, {int64_t(v.size())}, v.data(), v.size() * 4);
+  };
+  f16("token_embd.weight", m.embd);
+  f32("blk.0.attn_norm.weight", m.ones);
+  f16("blk.0.attn_q.weight", m.wq);
+  f16("blk.0.attn_k.weight", m.wk);
+  f16("blk.0.attn_v.weight", m.wv);
+  f32("blk.0.attn_q.bias", m.bq);
+  f32("blk.0.attn_k.bias", m.bk);
+  f32("blk.0.attn_v.bias", m.bv);
+  f16("blk.0.attn_output.weight", m.wo);
+  f32("blk.0.ffn_norm.weight", m.ones);
+  f16("blk.0.ffn_gate.weight", m.gate);
+  f16("blk.0.ffn_up.weight", m.up);
+  f16("blk.0.ffn_down.weight", m.down);
+  f32("output_norm.weight", m.ones);
+  f16("output.weight", m.output);
+}
+
 }  // namespace
 
 Result<std::vector<int32_t>> PlanScriptTokens(const Tokenizer& tokenizer, std::string_view text,
@@ -156,15 +299,7 @@ Status WriteScriptModel(const ScriptModelOptions& o, const std::string& path) {
   if (eog < 0) return Status::Error("the embedded vocabulary has no <|im_end|> token");
   BRISK_ASSIGN_OR_RETURN(std::vector<int32_t> script,
                          PlanScriptTokens(tok, o.text, o.marker, kScriptMaxTokens - o.lead));
-
-  // Dimension 0: constant 1. Dimension T(k) = 1 + k, k = 0..last: "the most recent marker is k
-  // tokens back"; MLP neuron k - lead writes its verdict there too, and output rows read it.
-  const int64_t n = int64_t(script.size()), lead = o.lead, last = lead + n;
-  const auto T = [](int64_t k) { return 1 + k; };
-  const int64_t d = std::max<int64_t>(64, (last + 2 + 63) / 64 * 64);
-  const int64_t n_head = std::max<int64_t>(kGroup, (last + kGroup - 1) / kGroup * kGroup);
-  const int64_t n_kv = n_head / kGroup, q_dim = n_head * kHeadDim, kv_dim = n_kv * kHeadDim;
-  const int64_t n_ff = (n + 1 + 31) / 32 * 32, n_vocab = tok.n_vocab();
+  const ScriptDims dims = PlanScriptDims(int64_t(script.size()), o.lead, tok.n_vocab());
 
   const double gap = OffsetPeakGap();
   if (!(gap > 1.0))
@@ -172,94 +307,12 @@ Status WriteScriptModel(const ScriptModelOptions& o, const std::string& path) {
   // Query amplitude: the kernel scales scores by 1/sqrt(head_dim).
   const double amp = kAttentionGap * std::sqrt(double(kHeadDim)) / gap;
 
-  F16Matrix embd(n_vocab, d), wq(q_dim, d), wk(kv_dim, d), wv(kv_dim, d), wo(d, q_dim);
-  F16Matrix gate(n_ff, d), up(n_ff, d), down(d, n_ff), output(n_vocab, d);
-  std::vector<float> ones(size_t(d), 1.0f), bq(size_t(q_dim), 0.0f), bk(size_t(kv_dim), 0.0f),
-      bv(size_t(kv_dim), 0.0f);
-  for (int64_t t = 0; t < n_vocab; ++t) embd.Set(t, 0, 1.0);
-  embd.Set(o.marker, T(0), 1.0);
-
-  // Head j-1 peaks at distance j: q = amp * e^{-i j theta}, k = 1 per rotation pair, so the
-  // rotated dot product is amp * sum_i cos((distance - j) * theta_i).
-  for (int64_t j = 1; j <= last; ++j) {
-    float* q = &bq[size_t((j - 1) * kHeadDim)];
-    for (int i = 0; i < kHeadDim / 2; ++i) {
-      const double theta = Theta(i);
-      q[i] = float(amp * std::cos(double(j) * theta));
-      q[i + kHeadDim / 2] = float(-amp * std::sin(double(j) * theta));
-    }
-    wo.Set(T(j), (j - 1) * kHeadDim, 1.0);  // head j-1's copied flag -> T(j)
-  }
-  // V carries the marker flag: the marker's normed embedding (1, 1) * sqrt(d/2) gives 1.
-  for (int64_t g = 0; g < n_kv; ++g) {
-    for (int i = 0; i < kHeadDim / 2; ++i) bk[size_t(g * kHeadDim + i)] = 1.0f;
-    wv.Set(g * kHeadDim, T(0), std::sqrt(2.0 / double(d)));
-  }
-
-  // After the attention the MLP input is s * (1, flags...) with s = sqrt(d / (1 + flags set)),
-  // between s_min = sqrt(d / (last + 2)) and sqrt(d). Gate of the neuron for count k is
-  // beta * s * (flag_k - sum of lower flags - 1/2): at least +8 for the neuron whose count is the
-  // most recent marker's distance, at most -8 (SiLU ~ -0.003) for every other.
-  const double s_min = std::sqrt(double(d) / double(last + 2));
-  const double beta = 16.0 / s_min;
-  // Winner output ~ 0.5 * beta * s^2 * delta >= 1000: it dominates the final RMSNorm over the
-  // other residual entries (at most last + 2 values of about 1).
-  const double delta = 125.0 / s_min;
-  // The normed winner is about sqrt(d); scale so its logit is kScriptLogit.
-  const double big = kScriptLogit / std::sqrt(double(d));
-  for (int64_t m = 0; m <= n; ++m) {
-    const int64_t k = lead + m;
-    gate.Set(m, T(k), beta);
-    for (int64_t i = 0; i < k; ++i) gate.Set(m, T(i), -beta);
-    gate.Set(m, 0, -0.5 * beta);
-    up.Set(m, 0, 1.0);
-    down.Set(T(k), m, delta);
-    output.Set(m < n ? script[size_t(m)] : eog, T(k), big);
-  }
-
+  ScriptWeights weights(dims);
+  SetScriptAttention(dims, amp, o.marker, &weights);
+  SetScriptMlp(dims, script, eog, &weights);
   gguf::Writer w;
-  w.SetString("general.architecture", "qwen2");
-  w.SetString("general.name", "brisk script model (fixed output)");
-  w.SetU32("general.file_type", uint32_t(FileType::kF16));
-  // Marked synthetic: every output made from it says its weights are not a trained model's.
-  w.SetBool(kSyntheticKey, true);
-  w.SetString("brisk.script.text", o.text);
-  w.SetU32("brisk.script.marker", uint32_t(o.marker));
-  w.SetU32("brisk.script.lead", uint32_t(o.lead));
-  w.SetU32("qwen2.context_length", kContext);
-  w.SetU32("qwen2.embedding_length", uint32_t(d));
-  w.SetU32("qwen2.block_count", 1);
-  w.SetU32("qwen2.feed_forward_length", uint32_t(n_ff));
-  w.SetU32("qwen2.attention.head_count", uint32_t(n_head));
-  w.SetU32("qwen2.attention.head_count_kv", uint32_t(n_kv));
-  w.SetU32("qwen2.attention.key_length", kHeadDim);
-  w.SetU32("qwen2.attention.value_length", kHeadDim);
-  w.SetF32("qwen2.rope.freq_base", float(kRopeBase));
-  w.SetF32("qwen2.attention.layer_norm_rms_epsilon", 1e-6f);
-  for (const auto& [key, value] : vocab.metadata())
-    if (key.rfind("tokenizer.", 0) == 0) w.SetRaw(key, value);
-
-  auto f16 = [&](const char* name, const F16Matrix& m) {
-    w.AddTensor(name, GgmlType::kF16, {m.cols, m.rows}, m.v.data(), m.v.size() * 2);
-  };
-  auto f32 = [&](const char* name, const std::vector<float>& v) {
-    w.AddTensor(name, GgmlType::kF32, {int64_t(v.size())}, v.data(), v.size() * 4);
-  };
-  f16("token_embd.weight", embd);
-  f32("blk.0.attn_norm.weight", ones);
-  f16("blk.0.attn_q.weight", wq);
-  f16("blk.0.attn_k.weight", wk);
-  f16("blk.0.attn_v.weight", wv);
-  f32("blk.0.attn_q.bias", bq);
-  f32("blk.0.attn_k.bias", bk);
-  f32("blk.0.attn_v.bias", bv);
-  f16("blk.0.attn_output.weight", wo);
-  f32("blk.0.ffn_norm.weight", ones);
-  f16("blk.0.ffn_gate.weight", gate);
-  f16("blk.0.ffn_up.weight", up);
-  f16("blk.0.ffn_down.weight", down);
-  f32("output_norm.weight", ones);
-  f16("output.weight", output);
+  SetScriptMetadata(o, dims, vocab, &w);
+  AddScriptTensors(weights, &w);
   return w.Write(path);
 }
 

@@ -46,6 +46,108 @@ struct PlannedTensor {
   std::vector<uint8_t> data;
 };
 
+void SetSynthMetadata(const SynthOptions& o, const SynthShape& shape, const gguf::File& vocab,
+                      gguf::Writer* w) {
+  const bool qwen3 = shape.arch == Arch::kQwen3;
+  const std::string arch = qwen3 ? "qwen3" : "qwen2";
+  w->SetString("general.architecture", arch);
+  w->SetString("general.name", "brisk synthetic " + shape.name + " (random weights)");
+  w->SetU32("general.file_type", uint32_t(o.type));
+  w->SetU32("general.quantization_version", 2);
+  w->SetBool(kSyntheticKey, true);
+  w->SetU64("brisk.synthetic.seed", o.seed);
+  w->SetU32(arch + ".context_length", uint32_t(shape.context_length));
+  w->SetU32(arch + ".embedding_length", uint32_t(shape.n_embd));
+  w->SetU32(arch + ".block_count", uint32_t(shape.n_layer));
+  w->SetU32(arch + ".feed_forward_length", uint32_t(shape.n_ff));
+  w->SetU32(arch + ".attention.head_count", uint32_t(shape.n_head));
+  w->SetU32(arch + ".attention.head_count_kv", uint32_t(shape.n_head_kv));
+  if (qwen3 || shape.head_dim * shape.n_head != shape.n_embd) {
+    w->SetU32(arch + ".attention.key_length", uint32_t(shape.head_dim));
+    w->SetU32(arch + ".attention.value_length", uint32_t(shape.head_dim));
+  }
+  w->SetF32(arch + ".rope.freq_base", 1e6f);
+  w->SetF32(arch + ".attention.layer_norm_rms_epsilon", 1e-6f);
+  for (const auto& [key, value] : vocab.metadata())
+    if (key.rfind("tokenizer.", 0) == 0) w->SetRaw(key, value);
+}
+
+// Every tensor of the shape, in file order, with its type for `file_type` (tied embeddings, as
+// all small Qwen models have).
+std::vector<PlannedTensor> PlanSynthTensors(const SynthShape& shape, FileType file_type,
+                                            int64_t n_vocab) {
+  const bool qwen3 = shape.arch == Arch::kQwen3;
+  const int64_t d = shape.n_embd, q = int64_t(shape.n_head) * shape.head_dim,
+                kv = int64_t(shape.n_head_kv) * shape.head_dim, ff = shape.n_ff;
+  std::vector<PlannedTensor> plan;
+  auto add = [&](std::string name, std::vector<int64_t> dims, float sigma, float mean, int layer) {
+    TensorPlacement p;
+    p.name = name;
+    p.n_dims = int(dims.size());
+    p.ne0 = dims[0];
+    p.layer = layer;
+    p.n_layer = shape.n_layer;
+    p.has_output = false;
+    GgmlType t = ChooseTensorType(file_type, p);
+    plan.push_back({std::move(name), std::move(dims), sigma, mean, t, {}});
+  };
+  add("token_embd.weight", {d, n_vocab}, 0.02f, 0, -1);
+  for (int l = 0; l < shape.n_layer; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    add(b + "attn_norm.weight", {d}, 0.02f, 1.0f, l);
+    add(b + "attn_q.weight", {d, q}, 0.02f, 0, l);
+    add(b + "attn_k.weight", {d, kv}, 0.02f, 0, l);
+    add(b + "attn_v.weight", {d, kv}, 0.02f, 0, l);
+    if (!qwen3) {
+      add(b + "attn_q.bias", {q}, 0.02f, 0, l);
+      add(b + "attn_k.bias", {kv}, 0.02f, 0, l);
+      add(b + "attn_v.bias", {kv}, 0.02f, 0, l);
+    } else {
+      add(b + "attn_q_norm.weight", {shape.head_dim}, 0.02f, 1.0f, l);
+      add(b + "attn_k_norm.weight", {shape.head_dim}, 0.02f, 1.0f, l);
+    }
+    add(b + "attn_output.weight", {q, d}, 0.02f, 0, l);
+    add(b + "ffn_norm.weight", {d}, 0.02f, 1.0f, l);
+    add(b + "ffn_gate.weight", {d, ff}, 0.02f, 0, l);
+    add(b + "ffn_up.weight", {d, ff}, 0.02f, 0, l);
+    add(b + "ffn_down.weight", {ff, d}, 0.02f, 0, l);
+  }
+  add("output_norm.weight", {d}, 0.02f, 1.0f, -1);
+  return plan;
+}
+
+// Generates t.data: rows in chunks of kChunkRows, each chunk from its own stream, in parallel.
+// `scratch` holds `stride` floats per pool thread.
+void FillTensor(PlannedTensor& t, uint64_t seed, ThreadPool& pool, std::vector<float>& scratch,
+                size_t stride) {
+  constexpr int64_t kChunkRows = 64;
+  const int64_t cols = t.dims[0], rows = t.dims.size() > 1 ? t.dims[1] : 1;
+  const size_t row_bytes = RowBytes(t.type, cols);
+  t.data.resize(row_bytes * size_t(rows));
+  const uint64_t tensor_seed = HashName(t.name, seed);
+  const int64_t n_chunks = (rows + kChunkRows - 1) / kChunkRows;
+  pool.ParallelFor(n_chunks, 1, [&](int64_t c0, int64_t c1, int thread) {
+    float* row = &scratch[size_t(thread) * stride];
+    for (int64_t c = c0; c < c1; ++c) {
+      SplitMix rng{tensor_seed + uint64_t(c) * 0x632be59bd9b4e019ull};
+      for (int64_t r = c * kChunkRows; r < std::min(rows, (c + 1) * kChunkRows); ++r) {
+        FillNormal(rng, t.sigma, t.mean, row, cols);
+        uint8_t* dst = t.data.data() + size_t(r) * row_bytes;
+        if (t.type == GgmlType::kF32)
+          std::memcpy(dst, row, size_t(cols) * 4);
+        else
+          QuantizeRow(t.type, row, dst, cols);
+      }
+    }
+  });
+}
+
+int64_t Elements(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t x : dims) n *= x;
+  return n;
+}
+
 }  // namespace
 
 const std::vector<SynthShape>& SynthShapes() {
@@ -80,101 +182,18 @@ Status WriteSynthModel(const SynthOptions& o, const std::string& path) {
   BRISK_ASSIGN_OR_RETURN(gguf::File vocab,
                          gguf::File::FromBuffer(EmbeddedVocabData(), EmbeddedVocabSize(), "vocab"));
   BRISK_ASSIGN_OR_RETURN(auto tokens, vocab.GetStringArray("tokenizer.ggml.tokens"));
-  const int64_t n_vocab = int64_t(tokens.size());
-  const bool qwen3 = shape.arch == Arch::kQwen3;
-  const std::string arch = qwen3 ? "qwen3" : "qwen2";
-
   gguf::Writer w;
-  w.SetString("general.architecture", arch);
-  w.SetString("general.name", "brisk synthetic " + shape.name + " (random weights)");
-  w.SetU32("general.file_type", uint32_t(o.type));
-  w.SetU32("general.quantization_version", 2);
-  w.SetBool(kSyntheticKey, true);
-  w.SetU64("brisk.synthetic.seed", o.seed);
-  w.SetU32(arch + ".context_length", uint32_t(shape.context_length));
-  w.SetU32(arch + ".embedding_length", uint32_t(shape.n_embd));
-  w.SetU32(arch + ".block_count", uint32_t(shape.n_layer));
-  w.SetU32(arch + ".feed_forward_length", uint32_t(shape.n_ff));
-  w.SetU32(arch + ".attention.head_count", uint32_t(shape.n_head));
-  w.SetU32(arch + ".attention.head_count_kv", uint32_t(shape.n_head_kv));
-  if (qwen3 || shape.head_dim * shape.n_head != shape.n_embd) {
-    w.SetU32(arch + ".attention.key_length", uint32_t(shape.head_dim));
-    w.SetU32(arch + ".attention.value_length", uint32_t(shape.head_dim));
-  }
-  w.SetF32(arch + ".rope.freq_base", 1e6f);
-  w.SetF32(arch + ".attention.layer_norm_rms_epsilon", 1e-6f);
-  for (const auto& [key, value] : vocab.metadata())
-    if (key.rfind("tokenizer.", 0) == 0) w.SetRaw(key, value);
-
-  // Plan every tensor (tied embeddings, as all small Qwen models have).
-  const int64_t d = shape.n_embd, q = int64_t(shape.n_head) * shape.head_dim,
-                kv = int64_t(shape.n_head_kv) * shape.head_dim, ff = shape.n_ff;
-  std::vector<PlannedTensor> plan;
-  auto add = [&](std::string name, std::vector<int64_t> dims, float sigma, float mean, int layer) {
-    TensorPlacement p;
-    p.name = name;
-    p.n_dims = int(dims.size());
-    p.ne0 = dims[0];
-    p.layer = layer;
-    p.n_layer = shape.n_layer;
-    p.has_output = false;
-    GgmlType t = ChooseTensorType(o.type, p);
-    plan.push_back({std::move(name), std::move(dims), sigma, mean, t, {}});
-  };
-  add("token_embd.weight", {d, n_vocab}, 0.02f, 0, -1);
-  for (int l = 0; l < shape.n_layer; ++l) {
-    const std::string b = "blk." + std::to_string(l) + ".";
-    add(b + "attn_norm.weight", {d}, 0.02f, 1.0f, l);
-    add(b + "attn_q.weight", {d, q}, 0.02f, 0, l);
-    add(b + "attn_k.weight", {d, kv}, 0.02f, 0, l);
-    add(b + "attn_v.weight", {d, kv}, 0.02f, 0, l);
-    if (!qwen3) {
-      add(b + "attn_q.bias", {q}, 0.02f, 0, l);
-      add(b + "attn_k.bias", {kv}, 0.02f, 0, l);
-      add(b + "attn_v.bias", {kv}, 0.02f, 0, l);
-    } else {
-      add(b + "attn_q_norm.weight", {shape.head_dim}, 0.02f, 1.0f, l);
-      add(b + "attn_k_norm.weight", {shape.head_dim}, 0.02f, 1.0f, l);
-    }
-    add(b + "attn_output.weight", {q, d}, 0.02f, 0, l);
-    add(b + "ffn_norm.weight", {d}, 0.02f, 1.0f, l);
-    add(b + "ffn_gate.weight", {d, ff}, 0.02f, 0, l);
-    add(b + "ffn_up.weight", {d, ff}, 0.02f, 0, l);
-    add(b + "ffn_down.weight", {ff, d}, 0.02f, 0, l);
-  }
-  add("output_norm.weight", {d}, 0.02f, 1.0f, -1);
+  SetSynthMetadata(o, shape, vocab, &w);
+  std::vector<PlannedTensor> plan = PlanSynthTensors(shape, o.type, int64_t(tokens.size()));
 
   int64_t total = 0, done = 0;
-  for (const auto& t : plan) {
-    int64_t n = 1;
-    for (int64_t x : t.dims) n *= x;
-    total += n;
-  }
+  for (const auto& t : plan) total += Elements(t.dims);
   ThreadPool pool(o.threads);
-  std::vector<float> scratch(size_t(pool.size()) * size_t(std::max(d, ff)));
-  constexpr int64_t kChunkRows = 64;
-  for (size_t ti = 0; ti < plan.size(); ++ti) {
-    PlannedTensor& t = plan[ti];
-    const int64_t cols = t.dims[0], rows = t.dims.size() > 1 ? t.dims[1] : 1;
-    const size_t row_bytes = RowBytes(t.type, cols);
-    t.data.resize(row_bytes * size_t(rows));
-    const uint64_t tensor_seed = HashName(t.name, o.seed);
-    const int64_t n_chunks = (rows + kChunkRows - 1) / kChunkRows;
-    pool.ParallelFor(n_chunks, 1, [&](int64_t c0, int64_t c1, int thread) {
-      float* row = &scratch[size_t(thread) * size_t(std::max(d, ff))];
-      for (int64_t c = c0; c < c1; ++c) {
-        SplitMix rng{tensor_seed + uint64_t(c) * 0x632be59bd9b4e019ull};
-        for (int64_t r = c * kChunkRows; r < std::min(rows, (c + 1) * kChunkRows); ++r) {
-          FillNormal(rng, t.sigma, t.mean, row, cols);
-          uint8_t* dst = t.data.data() + size_t(r) * row_bytes;
-          if (t.type == GgmlType::kF32)
-            std::memcpy(dst, row, size_t(cols) * 4);
-          else
-            QuantizeRow(t.type, row, dst, cols);
-        }
-      }
-    });
-    done += cols * rows;
+  const size_t stride = size_t(std::max<int64_t>(shape.n_embd, shape.n_ff));
+  std::vector<float> scratch(size_t(pool.size()) * stride);
+  for (PlannedTensor& t : plan) {
+    FillTensor(t, o.seed, pool, scratch, stride);
+    done += Elements(t.dims);
     if (o.progress) o.progress(double(done) / double(total));
     w.AddTensor(t.name, t.type, t.dims, t.data.data(), t.data.size());
   }

@@ -45,134 +45,174 @@ constexpr int kSymMoves[] = {-4, -3, -2, -1, 1, 2, 3, 4};
 constexpr int kNumSymMoves = int(sizeof(kSymMoves) / sizeof(kSymMoves[0]));
 static_assert(kNumAffineMoves <= kMaxFits && kNumSymMoves <= kMaxFits);
 
+// The float values the dequantizer forms for integer scale s and min m: (d*s)*q + -(dmin*m).
+AffineFit DequantFit(float d, float dmin, int s, int m) {
+  return AffineFit{d * float(s), -(dmin * float(m))};
+}
+
+// The search state of one Q4_K / Q5_K super-block: super-scales, integer sub-scales and mins,
+// and per sub-block the quants (in q), their sums and the true squared error.
+struct AffineSuper {
+  const float* x;
+  int nmax;
+  float d, dmin;
+  int isc[8], imn[8];
+  float sx[8];  // per sub-block sum of x
+  float errs[8];
+  AffineSums sums[8];
+  uint8_t* q;
+  // A sub-block whose pair and super-scales did not change since its last search would find
+  // nothing new: only dirty ones are searched.
+  bool dirty[8];
+};
+
+// Step 1 and 2: per sub-block best real (scale, min), the super-scales that cover them and the
+// integer sub-scales against those. False when the range is beyond fp16 super-scales.
+bool InitAffineSuper(AffineSuper* st) {
+  AffineFit fits[8];
+  float max_scale = 0, max_min = 0;
+  for (int j = 0; j < 8; ++j) {
+    fits[j] = SearchAffine(st->x + 32 * j, 32, st->nmax, /*offset_nonpositive=*/true);
+    max_scale = std::max(max_scale, fits[j].scale);
+    max_min = std::max(max_min, -fits[j].offset);
+  }
+  st->d = RoundFp16(max_scale / 63.0f);
+  st->dmin = RoundFp16(max_min / 63.0f);
+  if (!std::isfinite(st->d) || !std::isfinite(st->dmin)) return false;
+  for (int j = 0; j < 8; ++j) {
+    st->isc[j] = st->d > 0 ? RoundClamp(fits[j].scale / st->d, 0, 63) : 0;
+    st->imn[j] = st->dmin > 0 ? RoundClamp(-fits[j].offset / st->dmin, 0, 63) : 0;
+  }
+  return true;
+}
+
+// Quantizes every sub-block against the current scales; returns the total error.
+float QuantizeAllSubBlocks(AffineSuper* st) {
+  float total = 0;
+  for (int j = 0; j < 8; ++j) {
+    st->sx[j] = SumLanes(st->x + 32 * j, 32);
+    st->errs[j] = QuantizeAffine(st->x + 32 * j, 32, st->nmax,
+                                 DequantFit(st->d, st->dmin, st->isc[j], st->imn[j]),
+                                 st->q + 32 * j, &st->sums[j]);
+    total += st->errs[j];
+  }
+  return total;
+}
+
+// Refits (d, dmin) jointly for the current quants and integer scales: y = d*(sc*q) - dmin*m is
+// linear in both, a 2x2 least-squares problem whose sums follow from the sub-blocks'. Keeps the
+// refit only if it lowers the true error *total.
+void RefitSuperScales(AffineSuper* st, float* total) {
+  double saa = 0, sab = 0, sbb = 0, sax = 0, sbx = 0;
+  for (int j = 0; j < 8; ++j) {
+    const double a = st->isc[j], b = -double(st->imn[j]);
+    saa += a * a * st->sums[j].qq;
+    sab += a * b * st->sums[j].q;
+    sbb += b * b * 32;
+    sax += a * st->sums[j].qx;
+    sbx += b * st->sx[j];
+  }
+  const double det = saa * sbb - sab * sab;
+  if (!(det > 0)) return;
+  const float nd = RoundFp16(float((sax * sbb - sbx * sab) / det));
+  const float ndmin = RoundFp16(float((saa * sbx - sab * sax) / det));
+  if (!(nd > 0 && ndmin >= 0 && std::isfinite(nd) && std::isfinite(ndmin) &&
+        (nd != st->d || ndmin != st->dmin))) {
+    return;
+  }
+  uint8_t tq[256];
+  AffineSums tsums[8];
+  float terrs[8], err = 0;
+  for (int j = 0; j < 8; ++j) {
+    terrs[j] =
+        QuantizeAffine(st->x + 32 * j, 32, st->nmax, DequantFit(nd, ndmin, st->isc[j], st->imn[j]),
+                       tq + 32 * j, &tsums[j]);
+    err += terrs[j];
+  }
+  if (err < *total) {
+    *total = err;
+    st->d = nd;
+    st->dmin = ndmin;
+    std::memcpy(st->q, tq, 256);
+    std::copy(tsums, tsums + 8, st->sums);
+    std::copy(terrs, terrs + 8, st->errs);
+    std::fill(st->dirty, st->dirty + 8, true);
+  }
+}
+
+// Requantizes sub-block j against the integer (sc, m) pairs next to the current one (all in
+// one pass over its values) and keeps the best, if it is a true gain.
+void SearchSubBlock(AffineSuper* st, int j) {
+  const float* xj = st->x + 32 * j;
+  AffineFit cand[kNumAffineMoves];
+  int cs[kNumAffineMoves], cm[kNumAffineMoves];
+  for (int c = 0; c < kNumAffineMoves; ++c) {
+    cs[c] = std::clamp(st->isc[j] + kAffineMoves[c][0], 0, 63);
+    cm[c] = std::clamp(st->imn[j] + kAffineMoves[c][1], 0, 63);
+    cand[c] = DequantFit(st->d, st->dmin, cs[c], cm[c]);
+  }
+  float cerr[kNumAffineMoves];
+  AffineRoundTripErrors(xj, 32, st->nmax, cand, kNumAffineMoves, cerr);
+  int best = -1;
+  float best_err = st->errs[j];
+  for (int c = 0; c < kNumAffineMoves; ++c) {
+    if (cerr[c] < best_err && (cs[c] != st->isc[j] || cm[c] != st->imn[j])) {
+      best = c;
+      best_err = cerr[c];
+    }
+  }
+  if (best < 0) return;
+  // Requantize for real (the sums come with it); keep only a true gain.
+  uint8_t tq[32];
+  AffineSums ts;
+  const float err = QuantizeAffine(xj, 32, st->nmax, cand[best], tq, &ts);
+  if (err < st->errs[j]) {
+    st->errs[j] = err;
+    st->sums[j] = ts;
+    st->isc[j] = cs[best];
+    st->imn[j] = cm[best];
+    std::memcpy(st->q + 32 * j, tq, 32);
+    st->dirty[j] = true;
+  }
+}
+
 // Shared Q4_K / Q5_K super-block quantizer: fills d, dmin (fp16 bits), the 6-bit sub-scales and
 // mins, and the 256 quants in natural order.
 void QuantizeSuperAffine(const float* x, int nmax, uint16_t* dh, uint16_t* dminh, uint8_t sc[8],
                          uint8_t mn[8], uint8_t q[256]) {
-  AffineFit fits[8];
-  float max_scale = 0, max_min = 0;
-  for (int j = 0; j < 8; ++j) {
-    fits[j] = SearchAffine(x + 32 * j, 32, nmax, /*offset_nonpositive=*/true);
-    max_scale = std::max(max_scale, fits[j].scale);
-    max_min = std::max(max_min, -fits[j].offset);
-  }
-  float d = RoundFp16(max_scale / 63.0f);
-  float dmin = RoundFp16(max_min / 63.0f);
-  if (!std::isfinite(d) || !std::isfinite(dmin)) {  // range beyond fp16 scales: zero block
+  AffineSuper st;
+  st.x = x;
+  st.nmax = nmax;
+  st.q = q;
+  if (!InitAffineSuper(&st)) {  // range beyond fp16 scales: zero block
     *dh = *dminh = Fp32ToFp16(0.0f);
     std::fill(sc, sc + 8, uint8_t(0));
     std::fill(mn, mn + 8, uint8_t(0));
     std::fill(q, q + 256, uint8_t(0));
     return;
   }
-  int isc[8], imn[8];
-  for (int j = 0; j < 8; ++j) {
-    isc[j] = d > 0 ? RoundClamp(fits[j].scale / d, 0, 63) : 0;
-    imn[j] = dmin > 0 ? RoundClamp(-fits[j].offset / dmin, 0, 63) : 0;
-  }
-  // Per sub-block state: quants (in q), their sums, and the true squared error. The float values
-  // are those the dequantizer forms: (d*sc)*q + -(dmin*m).
-  auto fit_of = [](float dd, float dm, int s, int m) {
-    return AffineFit{dd * float(s), -(dm * float(m))};
-  };
-  float sx[8], errs[8];
-  AffineSums sums[8];
-  float total = 0;
-  for (int j = 0; j < 8; ++j) {
-    sx[j] = SumLanes(x + 32 * j, 32);
-    errs[j] =
-        QuantizeAffine(x + 32 * j, 32, nmax, fit_of(d, dmin, isc[j], imn[j]), q + 32 * j, &sums[j]);
-    total += errs[j];
-  }
-
-  // Alternate two moves, each accepted only if the true (fp16-rounded) error drops:
-  //  - refit (d, dmin) jointly for the current quants and integer scales: y = d*(sc*q) - dmin*m
-  //    is linear in both, a 2x2 least-squares problem whose sums follow from the sub-blocks';
-  //  - per sub-block (independent once d and dmin are fixed), requantize against the integer
-  //    (sc, m) pairs next to the current one and keep the best. A sub-block whose pair and
-  //    super-scales did not change since its last search would find nothing new: skip it.
-  bool dirty[8];
-  std::fill(dirty, dirty + 8, true);
+  float total = QuantizeAllSubBlocks(&st);
+  // Step 3: alternate the super-scale refit and the sub-block searches, each accepted only if
+  // the true (fp16-rounded) error drops.
+  std::fill(st.dirty, st.dirty + 8, true);
   for (int round = 0; round < kRounds; ++round) {
     const float start = total;
-    double saa = 0, sab = 0, sbb = 0, sax = 0, sbx = 0;
-    for (int j = 0; j < 8; ++j) {
-      const double a = isc[j], b = -double(imn[j]);
-      saa += a * a * sums[j].qq;
-      sab += a * b * sums[j].q;
-      sbb += b * b * 32;
-      sax += a * sums[j].qx;
-      sbx += b * sx[j];
-    }
-    const double det = saa * sbb - sab * sab;
-    if (det > 0) {
-      const float nd = RoundFp16(float((sax * sbb - sbx * sab) / det));
-      const float ndmin = RoundFp16(float((saa * sbx - sab * sax) / det));
-      if (nd > 0 && ndmin >= 0 && std::isfinite(nd) && std::isfinite(ndmin) &&
-          (nd != d || ndmin != dmin)) {
-        uint8_t tq[256];
-        AffineSums tsums[8];
-        float terrs[8], err = 0;
-        for (int j = 0; j < 8; ++j) {
-          terrs[j] = QuantizeAffine(x + 32 * j, 32, nmax, fit_of(nd, ndmin, isc[j], imn[j]),
-                                    tq + 32 * j, &tsums[j]);
-          err += terrs[j];
-        }
-        if (err < total) {
-          total = err;
-          d = nd;
-          dmin = ndmin;
-          std::memcpy(q, tq, 256);
-          std::copy(tsums, tsums + 8, sums);
-          std::copy(terrs, terrs + 8, errs);
-          std::fill(dirty, dirty + 8, true);
-        }
-      }
-    }
+    RefitSuperScales(&st, &total);
     total = 0;
     for (int j = 0; j < 8; ++j) {
-      if (dirty[j]) {
-        dirty[j] = false;
-        AffineFit cand[kNumAffineMoves];
-        int cs[kNumAffineMoves], cm[kNumAffineMoves];
-        for (int c = 0; c < kNumAffineMoves; ++c) {
-          cs[c] = std::clamp(isc[j] + kAffineMoves[c][0], 0, 63);
-          cm[c] = std::clamp(imn[j] + kAffineMoves[c][1], 0, 63);
-          cand[c] = fit_of(d, dmin, cs[c], cm[c]);
-        }
-        float cerr[kNumAffineMoves];
-        AffineRoundTripErrors(x + 32 * j, 32, nmax, cand, kNumAffineMoves, cerr);
-        int best = -1;
-        float best_err = errs[j];
-        for (int c = 0; c < kNumAffineMoves; ++c) {
-          if (cerr[c] < best_err && (cs[c] != isc[j] || cm[c] != imn[j])) {
-            best = c;
-            best_err = cerr[c];
-          }
-        }
-        if (best >= 0) {  // requantize for real (the sums come with it); keep only a true gain
-          uint8_t tq[32];
-          AffineSums ts;
-          const float err = QuantizeAffine(x + 32 * j, 32, nmax, cand[best], tq, &ts);
-          if (err < errs[j]) {
-            errs[j] = err;
-            sums[j] = ts;
-            isc[j] = cs[best];
-            imn[j] = cm[best];
-            std::memcpy(q + 32 * j, tq, 32);
-            dirty[j] = true;
-          }
-        }
+      if (st.dirty[j]) {
+        st.dirty[j] = false;
+        SearchSubBlock(&st, j);
       }
-      total += errs[j];
+      total += st.errs[j];
     }
     if (!(total < start)) break;
   }
-  *dh = Fp32ToFp16(d);
-  *dminh = Fp32ToFp16(dmin);
+  *dh = Fp32ToFp16(st.d);
+  *dminh = Fp32ToFp16(st.dmin);
   for (int j = 0; j < 8; ++j) {
-    sc[j] = uint8_t(isc[j]);
-    mn[j] = uint8_t(imn[j]);
+    sc[j] = uint8_t(st.isc[j]);
+    mn[j] = uint8_t(st.imn[j]);
   }
 }
 

@@ -80,6 +80,17 @@ constexpr int kAcc = 16;  // independent chains: >= latency (5) x ports (2)
                    : "+v"(a##8), "+v"(a##9), "+v"(a##10), "+v"(a##11), "+v"(a##12), "+v"(a##13), \
                      "+v"(a##14), "+v"(a##15))
 
+// The probes' shared body, with each probe's own BRISK_STEP and BRISK_SUM: `iters` rounds of one
+// step on all 16 accumulators, then their sum (so no step is dead code).
+#define BRISK_PROBE_LOOP(iters)              \
+  for (int64_t it = 0; it < (iters); ++it) { \
+    BRISK_ACC16(BRISK_STEP)                  \
+    BRISK_KEEP16(acc);                       \
+  }                                          \
+  int64_t s = 0;                             \
+  BRISK_ACC16(BRISK_SUM)                     \
+  return s;
+
 __attribute__((target("avx512f,avx512vnni"))) int64_t VnniZmm(int64_t iters) {
 #define BRISK_DECL(i) __m512i acc##i = _mm512_set1_epi32(i);
 #define BRISK_STEP(i) acc##i = _mm512_dpbusd_epi32(acc##i, a, b);
@@ -87,16 +98,10 @@ __attribute__((target("avx512f,avx512vnni"))) int64_t VnniZmm(int64_t iters) {
   BRISK_ACC16(BRISK_DECL)
   __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-5);
   __asm__ volatile("" : "+v"(a), "+v"(b));  // not constants: no folding
-  for (int64_t it = 0; it < iters; ++it) {
-    BRISK_ACC16(BRISK_STEP)
-    BRISK_KEEP16(acc);
-  }
-  int64_t s = 0;
-  BRISK_ACC16(BRISK_SUM)
+  BRISK_PROBE_LOOP(iters)
 #undef BRISK_DECL
 #undef BRISK_STEP
 #undef BRISK_SUM
-  return s;
 }
 
 __attribute__((target("avx2,avxvnni"))) int64_t VnniYmm(int64_t iters) {
@@ -106,16 +111,10 @@ __attribute__((target("avx2,avxvnni"))) int64_t VnniYmm(int64_t iters) {
   BRISK_ACC16(BRISK_DECL)
   __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-5);
   __asm__ volatile("" : "+v"(a), "+v"(b));
-  for (int64_t it = 0; it < iters; ++it) {
-    BRISK_ACC16(BRISK_STEP)
-    BRISK_KEEP16(acc);
-  }
-  int64_t s = 0;
-  BRISK_ACC16(BRISK_SUM)
+  BRISK_PROBE_LOOP(iters)
 #undef BRISK_DECL
 #undef BRISK_STEP
 #undef BRISK_SUM
-  return s;
 }
 
 // Without VNNI an int8 multiply-add of 32 pairs costs maddubs + madd + add: count the ops done.
@@ -127,17 +126,12 @@ __attribute__((target("avx2"))) int64_t MaddubsYmm(int64_t iters) {
   BRISK_ACC16(BRISK_DECL)
   __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-5), ones = _mm256_set1_epi16(1);
   __asm__ volatile("" : "+v"(a), "+v"(b), "+v"(ones));
-  for (int64_t it = 0; it < iters; ++it) {
-    BRISK_ACC16(BRISK_STEP)
-    BRISK_KEEP16(acc);
-  }
-  int64_t s = 0;
-  BRISK_ACC16(BRISK_SUM)
+  BRISK_PROBE_LOOP(iters)
 #undef BRISK_DECL
 #undef BRISK_STEP
 #undef BRISK_SUM
-  return s;
 }
+#undef BRISK_PROBE_LOOP
 #undef BRISK_ACC16
 #undef BRISK_KEEP16
 #endif

@@ -175,26 +175,38 @@ void BpeModel::EncodeArray(std::string_view piece, std::vector<int32_t>* out) co
   for (int32_t i = 0; i >= 0; i = next[i]) out->push_back(id[i]);
 }
 
+namespace {
+
+// One symbol of a piece being merged, in a doubly linked list over the original positions.
+struct Sym {
+  int32_t id;  // -1 once merged into its left neighbour
+  int32_t prev;
+  int32_t next;
+};
+
+// The piece's bytes as linked symbols (bytes without an id are dropped); the last has next -1.
+std::vector<Sym> ByteSymbols(std::string_view piece, const int32_t (&byte_ids)[256]) {
+  std::vector<Sym> sym;
+  sym.reserve(piece.size());
+  for (char c : piece) {
+    const int32_t id = byte_ids[static_cast<uint8_t>(c)];
+    if (id < 0) continue;
+    const auto i = static_cast<int32_t>(sym.size());
+    sym.push_back(Sym{id, i - 1, i + 1});
+  }
+  if (!sym.empty()) sym.back().next = -1;
+  return sym;
+}
+
+}  // namespace
+
 // Symbols in a doubly linked list over the original positions; candidate pairs in a binary
 // min-heap of (rank << 32 | left position), so ties go to the leftmost pair. A rank names one
 // merge, so a popped candidate is still valid exactly when the pair now at that position has
 // the same rank.
 void BpeModel::EncodeHeap(std::string_view piece, std::vector<int32_t>* out) const {
-  struct Sym {
-    int32_t id;  // -1 once merged into its left neighbour
-    int32_t prev;
-    int32_t next;
-  };
-  std::vector<Sym> sym;
-  sym.reserve(piece.size());
-  for (char c : piece) {
-    const int32_t id = byte_ids_[static_cast<uint8_t>(c)];
-    if (id < 0) continue;
-    const auto i = static_cast<int32_t>(sym.size());
-    sym.push_back(Sym{id, i - 1, i + 1});
-  }
+  std::vector<Sym> sym = ByteSymbols(piece, byte_ids_);
   if (sym.empty()) return;
-  sym.back().next = -1;
   const auto n = static_cast<int32_t>(sym.size());
 
   auto key = [](int32_t rank, int32_t pos) {
@@ -242,21 +254,8 @@ void BpeModel::EncodeHeap(std::string_view piece, std::vector<int32_t>* out) con
 // right, repeat. Pairs wait in one bucket per rank; only the ranks go through a (small) heap.
 void BpeModel::EncodeBuckets(std::string_view piece, std::vector<int32_t>* out) const {
   BRISK_CHECK(monotone_);
-  struct Sym {
-    int32_t id;  // -1 once merged into its left neighbour
-    int32_t prev;
-    int32_t next;
-  };
-  std::vector<Sym> sym;
-  sym.reserve(piece.size());
-  for (char c : piece) {
-    const int32_t id = byte_ids_[static_cast<uint8_t>(c)];
-    if (id < 0) continue;
-    const auto i = static_cast<int32_t>(sym.size());
-    sym.push_back(Sym{id, i - 1, i + 1});
-  }
+  std::vector<Sym> sym = ByteSymbols(piece, byte_ids_);
   if (sym.empty()) return;
-  sym.back().next = -1;
   const auto n = static_cast<int32_t>(sym.size());
 
   std::vector<int32_t> bucket_of_rank(static_cast<size_t>(n_ranks_), -1);

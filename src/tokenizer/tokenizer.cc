@@ -10,7 +10,10 @@
 
 namespace brisk {
 
-Result<Tokenizer> Tokenizer::FromSpec(const tok::VocabSpec& spec) {
+namespace {
+
+// Sizes FromSpec's tables can hold: ids and ranks fit int32, token offsets fit 31 bits.
+Status CheckSpecSize(const tok::VocabSpec& spec) {
   const size_t n = spec.tokens.size();
   if (n == 0) return Status::Error("tokenizer: the vocabulary is empty");
   if (n > 0x7FFFFFFF || spec.merges.size() > 0x7FFFFFFF) {
@@ -26,73 +29,98 @@ Result<Tokenizer> Tokenizer::FromSpec(const tok::VocabSpec& spec) {
     return Status::Error("tokenizer: the token texts take " + std::to_string(total_text) +
                          " bytes (at most 2 GiB are supported)");
   }
-  Tokenizer t;
-  t.vocab_.Build(spec);
+  return Status::Ok();
+}
 
-  // The one-byte tokens every piece starts from.
-  int32_t byte_ids[256];
+// The one-byte tokens every piece starts from (-1 for a byte without a token).
+void FindByteIds(const tok::Vocab& vocab, int32_t (&byte_ids)[256]) {
   for (int b = 0; b < 256; ++b) {
     std::string s;
     tok::AppendUtf8(tok::ByteToUnicode(static_cast<uint8_t>(b)), &s);
-    byte_ids[b] = t.vocab_.Find(s);
+    byte_ids[b] = vocab.Find(s);
   }
+}
 
-  // Merges (left, right) -> rank, result. A merge whose parts or result are not in the
-  // vocabulary can never apply and is skipped.
-  tok::MergeTable merges;
-  merges.Reserve(spec.merges.size());
-  // Monotone check: the latest rank that creates each token must precede every merge using it.
-  std::vector<int32_t> created_at(n, -1);
-  std::vector<std::array<int32_t, 3>> used;  // (left, right, rank) of the merges kept
-  used.reserve(spec.merges.size());
-  {
-    constexpr size_t kChunk = 256;
-    std::string_view keys[2 * kChunk];
-    int32_t ids[2 * kChunk];
-    std::string joined;
-    int32_t guess = -1;  // vocabularies usually list merge results in merge order
-    for (size_t base = 0; base < spec.merges.size(); base += kChunk) {
-      const size_t m = std::min(kChunk, spec.merges.size() - base);
-      for (size_t k = 0; k < m; ++k) {
-        keys[2 * k] = spec.merges[base + k].first;
-        keys[2 * k + 1] = spec.merges[base + k].second;
-      }
-      t.vocab_.FindMany(keys, 2 * m, ids);
-      for (size_t k = 0; k < m; ++k) {
-        if (ids[2 * k] >= 0 && ids[2 * k + 1] >= 0) merges.Prefetch(ids[2 * k], ids[2 * k + 1]);
-      }
-      for (size_t k = 0; k < m; ++k) {
-        const int32_t ia = ids[2 * k], ib = ids[2 * k + 1];
-        if (ia < 0 || ib < 0) continue;
-        const std::string_view a = keys[2 * k], b = keys[2 * k + 1];
-        int32_t im = -1;
-        if (t.vocab_.Valid(guess)) {
-          const std::string_view g = t.vocab_.Text(guess);
-          if (g.size() == a.size() + b.size() && g.substr(0, a.size()) == a &&
-              g.substr(a.size()) == b) {
-            im = guess;
-          }
-        }
-        if (im < 0) {
-          joined.assign(a);
-          joined.append(b);
-          im = t.vocab_.Find(joined);
-          if (im < 0) continue;
-        }
-        const auto r = static_cast<int32_t>(base + k);
-        created_at[im] = r;
-        used.push_back({ia, ib, r});
-        merges.Insert(ia, ib, r, im);
-        guess = im + 1;
-      }
+// The id of the token a + b, or -1. Tries `guess` first: vocabularies usually list merge
+// results in merge order. `joined` is scratch space.
+int32_t FindMergeResult(const tok::Vocab& vocab, std::string_view a, std::string_view b,
+                        int32_t guess, std::string* joined) {
+  if (vocab.Valid(guess)) {
+    const std::string_view g = vocab.Text(guess);
+    if (g.size() == a.size() + b.size() && g.substr(0, a.size()) == a && g.substr(a.size()) == b) {
+      return guess;
     }
   }
-  bool monotone = true;
-  for (const auto& [ia, ib, r] : used) monotone &= created_at[ia] < r && created_at[ib] < r;
-  t.bpe_.Init(byte_ids, std::move(merges), monotone, static_cast<int32_t>(spec.merges.size()));
-  t.ignore_merges_ = spec.ignore_merges;
+  joined->assign(a);
+  joined->append(b);
+  return vocab.Find(*joined);
+}
 
-  for (size_t i = 0; i < n; ++i) {
+struct MergeBuild {
+  tok::MergeTable table;
+  bool monotone = true;  // every merge's parts are created by earlier merges (or are bytes)
+};
+
+// Merges (left, right) -> rank, result. A merge whose parts or result are not in the
+// vocabulary can never apply and is skipped. Looks the parts up a chunk at a time so the
+// vocabulary and merge-table probes overlap.
+MergeBuild BuildMerges(const tok::VocabSpec& spec, const tok::Vocab& vocab) {
+  MergeBuild out;
+  out.table.Reserve(spec.merges.size());
+  // Monotone check: the latest rank that creates each token must precede every merge using it.
+  std::vector<int32_t> created_at(spec.tokens.size(), -1);
+  std::vector<std::array<int32_t, 3>> used;  // (left, right, rank) of the merges kept
+  used.reserve(spec.merges.size());
+  constexpr size_t kChunk = 256;
+  std::string_view keys[2 * kChunk];
+  int32_t ids[2 * kChunk];
+  std::string joined;
+  int32_t guess = -1;
+  for (size_t base = 0; base < spec.merges.size(); base += kChunk) {
+    const size_t m = std::min(kChunk, spec.merges.size() - base);
+    for (size_t k = 0; k < m; ++k) {
+      keys[2 * k] = spec.merges[base + k].first;
+      keys[2 * k + 1] = spec.merges[base + k].second;
+    }
+    vocab.FindMany(keys, 2 * m, ids);
+    for (size_t k = 0; k < m; ++k) {
+      if (ids[2 * k] >= 0 && ids[2 * k + 1] >= 0) out.table.Prefetch(ids[2 * k], ids[2 * k + 1]);
+    }
+    for (size_t k = 0; k < m; ++k) {
+      const int32_t ia = ids[2 * k], ib = ids[2 * k + 1];
+      if (ia < 0 || ib < 0) continue;
+      const int32_t im = FindMergeResult(vocab, keys[2 * k], keys[2 * k + 1], guess, &joined);
+      if (im < 0) continue;
+      const auto r = static_cast<int32_t>(base + k);
+      created_at[im] = r;
+      used.push_back({ia, ib, r});
+      out.table.Insert(ia, ib, r, im);
+      guess = im + 1;
+    }
+  }
+  for (const auto& [ia, ib, r] : used) out.monotone &= created_at[ia] < r && created_at[ib] < r;
+  return out;
+}
+
+}  // namespace
+
+Result<Tokenizer> Tokenizer::FromSpec(const tok::VocabSpec& spec) {
+  BRISK_RETURN_IF_ERROR(CheckSpecSize(spec));
+  Tokenizer t;
+  t.vocab_.Build(spec);
+  int32_t byte_ids[256];
+  FindByteIds(t.vocab_, byte_ids);
+  MergeBuild merges = BuildMerges(spec, t.vocab_);
+  t.bpe_.Init(byte_ids, std::move(merges.table), merges.monotone,
+              static_cast<int32_t>(spec.merges.size()));
+  t.ignore_merges_ = spec.ignore_merges;
+  t.AddAddedTokens(spec);
+  t.SetSpecialIds(spec);
+  return t;
+}
+
+void Tokenizer::AddAddedTokens(const tok::VocabSpec& spec) {
+  for (size_t i = 0; i < spec.tokens.size(); ++i) {
     const TokenType ty = spec.types[i];
     if (ty != TokenType::kControl && ty != TokenType::kUserDefined) continue;
     const bool normalized = i < spec.added_normalized.size() && spec.added_normalized[i] != 0;
@@ -100,31 +128,31 @@ Result<Tokenizer> Tokenizer::FromSpec(const tok::VocabSpec& spec) {
     const auto id = static_cast<int32_t>(i);
     if (normalized) {
       const std::string norm = spec.nfc ? tok::Nfc(tok::ToValidUtf8(text)) : std::string(text);
-      t.norm_all_.Add(norm, id);
-      if (ty == TokenType::kUserDefined) t.norm_plain_.Add(norm, id);
+      norm_all_.Add(norm, id);
+      if (ty == TokenType::kUserDefined) norm_plain_.Add(norm, id);
     } else {
-      t.raw_all_.Add(text, id);
-      if (ty == TokenType::kUserDefined) t.raw_plain_.Add(text, id);
+      raw_all_.Add(text, id);
+      if (ty == TokenType::kUserDefined) raw_plain_.Add(text, id);
     }
   }
+}
 
-  auto valid_or_none = [&](int32_t id) {
-    return id >= 0 && id < static_cast<int32_t>(n) ? id : -1;
-  };
-  t.nfc_ = spec.nfc;
-  t.bos_id_ = valid_or_none(spec.bos_id);
-  t.eos_id_ = valid_or_none(spec.eos_id);
-  t.pad_id_ = valid_or_none(spec.pad_id);
-  t.add_bos_ = spec.add_bos;
-  if (t.eos_id_ >= 0) t.eog_ids_.push_back(t.eos_id_);
+void Tokenizer::SetSpecialIds(const tok::VocabSpec& spec) {
+  const auto n = static_cast<int32_t>(spec.tokens.size());
+  auto valid_or_none = [&](int32_t id) { return id >= 0 && id < n ? id : -1; };
+  nfc_ = spec.nfc;
+  bos_id_ = valid_or_none(spec.bos_id);
+  eos_id_ = valid_or_none(spec.eos_id);
+  pad_id_ = valid_or_none(spec.pad_id);
+  add_bos_ = spec.add_bos;
+  if (eos_id_ >= 0) eog_ids_.push_back(eos_id_);
   for (const char* name : {"<|im_end|>", "<|endoftext|>"}) {
-    const int32_t id = t.vocab_.Find(name);
-    if (id >= 0 && t.vocab_.Type(id) == TokenType::kControl &&
-        std::find(t.eog_ids_.begin(), t.eog_ids_.end(), id) == t.eog_ids_.end()) {
-      t.eog_ids_.push_back(id);
+    const int32_t id = vocab_.Find(name);
+    if (id >= 0 && vocab_.Type(id) == TokenType::kControl &&
+        std::find(eog_ids_.begin(), eog_ids_.end(), id) == eog_ids_.end()) {
+      eog_ids_.push_back(id);
     }
   }
-  return t;
 }
 
 void Tokenizer::Encode(std::string_view text, bool parse_special, std::vector<int32_t>* out) const {

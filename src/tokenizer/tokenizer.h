@@ -90,6 +90,9 @@ class Tokenizer {
   static Result<Tokenizer> FromHfJsonTextUnchecked(std::string_view json,
                                                    std::string_view config_json,
                                                    const std::string& origin);
+  // FromSpec's last steps: the added-token matchers, then bos/eos/pad and end-of-generation ids.
+  void AddAddedTokens(const tok::VocabSpec& spec);
+  void SetSpecialIds(const tok::VocabSpec& spec);
   void EncodeSegment(std::string_view raw, bool parse_special, std::vector<int32_t>* out) const;
   void EncodeNormalized(std::string_view text, std::vector<int32_t>* out) const;
 

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <vector>
 
+#include "util/unicode_space.h"
+
 namespace brisk::tok {
 
 Utf8Step DecodeUtf8(const char* s, size_t n) {
@@ -130,25 +132,8 @@ void AppendUtf8(char32_t cp, std::string* out) {
 }
 
 bool IsWhiteSpace(char32_t cp) {
-  switch (cp) {
-    case 0x09:
-    case 0x0A:
-    case 0x0B:
-    case 0x0C:
-    case 0x0D:
-    case 0x20:
-    case 0x85:
-    case 0xA0:
-    case 0x1680:
-    case 0x2028:
-    case 0x2029:
-    case 0x202F:
-    case 0x205F:
-    case 0x3000:
-      return true;
-    default:
-      return cp >= 0x2000 && cp <= 0x200A;
-  }
+  if (cp < 0x80) return cp == 0x20 || (cp >= 0x09 && cp <= 0x0D);
+  return IsNonAsciiWhiteSpace(cp);
 }
 
 namespace {

@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -82,6 +83,146 @@ std::string TokenContent(const json& j) {
   return {};
 }
 
+// model: BPE without byte fallback, subword prefix or word suffix.
+Status CheckBpeModel(const json& root) {
+  if (!root.contains("model") || !root["model"].is_object()) {
+    return Status::Error("no \"model\" object");
+  }
+  const json& model = root["model"];
+  if (model.value("type", std::string("BPE")) != "BPE" || !model.contains("vocab")) {
+    return Status::Error("model type '" + TypeOf(model) + "' is not supported (only BPE)");
+  }
+  if (model.value("byte_fallback", false)) {
+    return Status::Error("BPE byte_fallback is not supported");
+  }
+  if (!model.value("continuing_subword_prefix", json()).is_null() &&
+      model["continuing_subword_prefix"] != "") {
+    return Status::Error("BPE continuing_subword_prefix is not supported");
+  }
+  if (!model.value("end_of_word_suffix", json()).is_null() && model["end_of_word_suffix"] != "") {
+    return Status::Error("BPE end_of_word_suffix is not supported");
+  }
+  return Status::Ok();
+}
+
+// The largest id model.vocab and added_tokens use, after checking every entry.
+Result<int64_t> MaxTokenId(const json& vocab, const json& added) {
+  int64_t max_id = -1;
+  for (auto it = vocab.begin(); it != vocab.end(); ++it) {
+    if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 ||
+        it.value().get<int64_t>() > kMaxId) {
+      return Status::Error("model.vocab[\"" + it.key() + "\"] is not a valid id");
+    }
+    max_id = std::max(max_id, it.value().get<int64_t>());
+  }
+  for (const json& a : added) {
+    if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() ||
+        !a.contains("content") || !a["content"].is_string() || a["id"].get<int64_t>() < 0 ||
+        a["id"].get<int64_t>() > kMaxId) {
+      return Status::Error("added_tokens: an entry without a valid id and content");
+    }
+    max_id = std::max(max_id, a["id"].get<int64_t>());
+  }
+  return max_id;
+}
+
+// Vocabulary: "token": id, then the added tokens. Ids may be sparse; gaps become unused rows.
+Status ParseVocab(const json& root, tok::VocabSpec* spec) {
+  const json& vocab = root["model"]["vocab"];
+  if (!vocab.is_object()) return Status::Error("model.vocab is not an object");
+  const json empty_array = json::array();
+  const json& added = root.contains("added_tokens") && root["added_tokens"].is_array()
+                          ? root["added_tokens"]
+                          : empty_array;
+  BRISK_ASSIGN_OR_RETURN(const int64_t max_id, MaxTokenId(vocab, added));
+  const auto n = static_cast<size_t>(max_id + 1);
+  spec->tokens.assign(n, std::string_view());
+  spec->types.assign(n, TokenType::kUnused);
+  for (auto it = vocab.begin(); it != vocab.end(); ++it) {
+    const auto id = static_cast<size_t>(it.value().get<int64_t>());
+    spec->tokens[id] = it.key();
+    spec->types[id] = TokenType::kNormal;
+  }
+  spec->added_normalized.assign(n, 0);
+  for (const json& a : added) {
+    const auto id = static_cast<size_t>(a["id"].get<int64_t>());
+    spec->tokens[id] = a["content"].get_ref<const std::string&>();
+    spec->types[id] = a.value("special", false) ? TokenType::kControl : TokenType::kUserDefined;
+    // HF's default for "normalized" is !special.
+    spec->added_normalized[id] = a.value("normalized", !a.value("special", false)) ? 1 : 0;
+  }
+  return Status::Ok();
+}
+
+// Merges: "left right" strings or ["left", "right"] pairs.
+Status ParseMerges(const json& model, tok::VocabSpec* spec) {
+  if (!model.contains("merges")) return Status::Ok();
+  const json& merges = model["merges"];
+  if (!merges.is_array()) return Status::Error("model.merges is not an array");
+  spec->merges.reserve(merges.size());
+  for (size_t r = 0; r < merges.size(); ++r) {
+    const json& m = merges[r];
+    if (m.is_string()) {
+      const std::string_view s = m.get_ref<const std::string&>();
+      const size_t sp = s.find(' ', 1);
+      if (sp == std::string_view::npos) {
+        return Status::Error("model.merges[" + std::to_string(r) + "] is not \"left right\"");
+      }
+      spec->merges.emplace_back(s.substr(0, sp), s.substr(sp + 1));
+    } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+      spec->merges.emplace_back(m[0].get_ref<const std::string&>(),
+                                m[1].get_ref<const std::string&>());
+    } else {
+      return Status::Error("model.merges[" + std::to_string(r) + "] is neither \"a b\" nor [a, b]");
+    }
+  }
+  return Status::Ok();
+}
+
+// Everything FromSpec needs from tokenizer.json; views point into `root`.
+Status ParseSpec(const json& root, tok::VocabSpec* spec) {
+  BRISK_RETURN_IF_ERROR(CheckBpeModel(root));
+  const json& model = root["model"];
+  BRISK_ASSIGN_OR_RETURN(spec->nfc, ParseNormalizer(root.value("normalizer", json())));
+  BRISK_RETURN_IF_ERROR(CheckPreTokenizer(root.value("pre_tokenizer", json())));
+  spec->ignore_merges = model.value("ignore_merges", false);
+  BRISK_RETURN_IF_ERROR(ParseVocab(root, spec));
+  return ParseMerges(model, spec);
+}
+
+// Special tokens named by tokenizer_config.json (-1: none).
+struct ConfigIds {
+  int32_t eos = -1;
+  int32_t bos = -1;
+  int32_t pad = -1;
+  std::optional<bool> add_bos;  // unset: keep the vocabulary's default
+};
+
+// `eos` starts as `default_eos` and stays so unless the config names an eos_token.
+Result<ConfigIds> ParseTokenizerConfig(std::string_view config_text, const Tokenizer& t,
+                                       int32_t default_eos) {
+  ConfigIds ids;
+  ids.eos = default_eos;
+  if (config_text.empty()) return ids;
+  const json cfg =
+      json::parse(config_text.begin(), config_text.end(), nullptr, /*allow_exceptions=*/false);
+  if (cfg.is_discarded() || !cfg.is_object()) {
+    return Status::Error("tokenizer_config.json is not valid JSON (or not an object)");
+  }
+  auto id_of = [&](const char* key) -> int32_t {
+    if (!cfg.contains(key)) return -1;
+    const std::string content = TokenContent(cfg[key]);
+    return content.empty() ? -1 : t.TokenToId(content);
+  };
+  if (cfg.contains("eos_token")) ids.eos = id_of("eos_token");
+  ids.bos = id_of("bos_token");
+  ids.pad = id_of("pad_token");
+  if (cfg.contains("add_bos_token") && cfg["add_bos_token"].is_boolean()) {
+    ids.add_bos = cfg["add_bos_token"].get<bool>();
+  }
+  return ids;
+}
+
 }  // namespace
 
 Result<Tokenizer> Tokenizer::FromHfJsonText(std::string_view text, std::string_view config_text,
@@ -102,120 +243,21 @@ Result<Tokenizer> Tokenizer::FromHfJsonTextUnchecked(std::string_view text,
   if (root.is_discarded() || !root.is_object()) {
     return Status::Error(origin + ": not valid JSON (or not an object)");
   }
-  auto fail = [&](const std::string& msg) { return Status::Error(origin + ": " + msg); };
-  if (!root.contains("model") || !root["model"].is_object()) return fail("no \"model\" object");
-  const json& model = root["model"];
-  if (model.value("type", std::string("BPE")) != "BPE" || !model.contains("vocab")) {
-    return fail("model type '" + TypeOf(model) + "' is not supported (only BPE)");
-  }
-  if (model.value("byte_fallback", false)) return fail("BPE byte_fallback is not supported");
-  if (!model.value("continuing_subword_prefix", json()).is_null() &&
-      model["continuing_subword_prefix"] != "") {
-    return fail("BPE continuing_subword_prefix is not supported");
-  }
-  if (!model.value("end_of_word_suffix", json()).is_null() && model["end_of_word_suffix"] != "") {
-    return fail("BPE end_of_word_suffix is not supported");
-  }
-
   tok::VocabSpec spec;
-  {
-    Result<bool> nfc = ParseNormalizer(root.value("normalizer", json()));
-    if (!nfc.ok()) return fail(nfc.message());
-    spec.nfc = *nfc;
-  }
-  if (Status st = CheckPreTokenizer(root.value("pre_tokenizer", json())); !st.ok()) {
-    return fail(st.message());
-  }
-  spec.ignore_merges = model.value("ignore_merges", false);
-
-  // Vocabulary: "token": id. Ids may be sparse; gaps become unused rows.
-  const json& vocab = model["vocab"];
-  if (!vocab.is_object()) return fail("model.vocab is not an object");
-  const json empty_array = json::array();
-  const json& added = root.contains("added_tokens") && root["added_tokens"].is_array()
-                          ? root["added_tokens"]
-                          : empty_array;
-  int64_t max_id = -1;
-  for (auto it = vocab.begin(); it != vocab.end(); ++it) {
-    if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 ||
-        it.value().get<int64_t>() > kMaxId) {
-      return fail("model.vocab[\"" + it.key() + "\"] is not a valid id");
-    }
-    max_id = std::max(max_id, it.value().get<int64_t>());
-  }
-  for (const json& a : added) {
-    if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() ||
-        !a.contains("content") || !a["content"].is_string() || a["id"].get<int64_t>() < 0 ||
-        a["id"].get<int64_t>() > kMaxId) {
-      return fail("added_tokens: an entry without a valid id and content");
-    }
-    max_id = std::max(max_id, a["id"].get<int64_t>());
-  }
-  const auto n = static_cast<size_t>(max_id + 1);
-  spec.tokens.assign(n, std::string_view());
-  spec.types.assign(n, TokenType::kUnused);
-  for (auto it = vocab.begin(); it != vocab.end(); ++it) {
-    const auto id = static_cast<size_t>(it.value().get<int64_t>());
-    spec.tokens[id] = it.key();
-    spec.types[id] = TokenType::kNormal;
-  }
-  spec.added_normalized.assign(n, 0);
-  for (const json& a : added) {
-    const auto id = static_cast<size_t>(a["id"].get<int64_t>());
-    spec.tokens[id] = a["content"].get_ref<const std::string&>();
-    spec.types[id] = a.value("special", false) ? TokenType::kControl : TokenType::kUserDefined;
-    // HF's default for "normalized" is !special.
-    spec.added_normalized[id] = a.value("normalized", !a.value("special", false)) ? 1 : 0;
-  }
-
-  // Merges: "left right" strings or ["left", "right"] pairs.
-  if (model.contains("merges")) {
-    const json& merges = model["merges"];
-    if (!merges.is_array()) return fail("model.merges is not an array");
-    spec.merges.reserve(merges.size());
-    for (size_t r = 0; r < merges.size(); ++r) {
-      const json& m = merges[r];
-      if (m.is_string()) {
-        const std::string_view s = m.get_ref<const std::string&>();
-        const size_t sp = s.find(' ', 1);
-        if (sp == std::string_view::npos) {
-          return fail("model.merges[" + std::to_string(r) + "] is not \"left right\"");
-        }
-        spec.merges.emplace_back(s.substr(0, sp), s.substr(sp + 1));
-      } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-        spec.merges.emplace_back(m[0].get_ref<const std::string&>(),
-                                 m[1].get_ref<const std::string&>());
-      } else {
-        return fail("model.merges[" + std::to_string(r) + "] is neither \"a b\" nor [a, b]");
-      }
-    }
-  }
-
+  BRISK_RETURN_IF_ERROR(ParseSpec(root, &spec).WithContext(origin));
   Result<Tokenizer> built = FromSpec(spec);
   if (!built.ok()) return built.status().WithContext(origin);
   Tokenizer t = std::move(built).value();
 
-  // Special ids from tokenizer_config.json.
-  const int32_t endoftext = t.TokenToId("<|endoftext|>");
-  t.eos_id_ = endoftext;
+  // Special ids from tokenizer_config.json; without one, eos is <|endoftext|>.
+  Result<ConfigIds> ids = ParseTokenizerConfig(config_text, t, t.TokenToId("<|endoftext|>"));
+  if (!ids.ok()) return ids.status().WithContext(origin);
+  t.eos_id_ = ids->eos;
   if (!config_text.empty()) {
-    const json cfg =
-        json::parse(config_text.begin(), config_text.end(), nullptr, /*allow_exceptions=*/false);
-    if (cfg.is_discarded() || !cfg.is_object()) {
-      return fail("tokenizer_config.json is not valid JSON (or not an object)");
-    }
-    auto id_of = [&](const char* key) -> int32_t {
-      if (!cfg.contains(key)) return -1;
-      const std::string content = TokenContent(cfg[key]);
-      return content.empty() ? -1 : t.TokenToId(content);
-    };
-    if (cfg.contains("eos_token")) t.eos_id_ = id_of("eos_token");
-    t.bos_id_ = id_of("bos_token");
-    t.pad_id_ = id_of("pad_token");
-    if (cfg.contains("add_bos_token") && cfg["add_bos_token"].is_boolean()) {
-      t.add_bos_ = cfg["add_bos_token"].get<bool>();
-    }
+    t.bos_id_ = ids->bos;
+    t.pad_id_ = ids->pad;
   }
+  if (ids->add_bos) t.add_bos_ = *ids->add_bos;
   if (t.eos_id_ >= 0 && !t.IsEog(t.eos_id_)) t.eog_ids_.insert(t.eog_ids_.begin(), t.eos_id_);
   return t;
 }

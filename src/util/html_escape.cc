@@ -2,7 +2,7 @@
 
 namespace brisk {
 
-std::string HtmlEscape(std::string_view text) {
+std::string HtmlEscape(std::string_view text, std::string_view quote) {
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
@@ -17,7 +17,7 @@ std::string HtmlEscape(std::string_view text) {
         out += "&gt;";
         break;
       case '"':
-        out += "&quot;";
+        out += quote;
         break;
       case '\'':
         out += "&#39;";

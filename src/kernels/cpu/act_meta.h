@@ -19,4 +19,18 @@ struct ActMeta {
 };
 static_assert(sizeof(ActMeta) == 32);
 
+// The metadata of a block with scale d, quant sum `sum` and first-half sum h0 (every ISA's
+// activation quantizer ends here, so the fields agree bit for bit). Always inlined: each caller
+// is compiled with its own ISA flags, and no shared out-of-line copy may carry another's.
+[[gnu::always_inline]] inline void FillActMeta(float d, int32_t sum, int32_t h0, ActMeta* m) {
+  m->d = d;
+  m->dsum = d * float(sum);
+  m->neg8 = -8 * sum;
+  m->neg16 = -16 * sum;
+  m->neg128 = -128 * sum;
+  m->neg32h[0] = -32 * h0;
+  m->neg32h[1] = -32 * (sum - h0);
+  m->sum = sum;
+}
+
 }  // namespace brisk

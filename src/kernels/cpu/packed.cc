@@ -86,139 +86,181 @@ bool Load(const GroupSrc& s, int r, int64_t b, Blk* out) {
   return true;
 }
 
+// One function per packed kind below; each writes `nb` blocks (or `nsb` super-blocks) of a group.
+
+void PackQ4_0(const GroupSrc& s, int64_t nb, uint8_t* dst) {
+  for (int64_t b = 0; b < nb; ++b, dst += kQ4_0Stride)
+    for (int r = 0; r < 16; ++r) {
+      BlockQ4_0 x;
+      Load(s, r, b, &x);
+      PackNibbles16(x.qs, r, dst);
+      std::memcpy(dst + kQ4_0D + 2 * r, &x.d, 2);
+    }
+}
+
+void PackQ4_1(const GroupSrc& s, int64_t nb, uint8_t* dst) {
+  for (int64_t b = 0; b < nb; ++b, dst += kQ4_1Stride)
+    for (int r = 0; r < 16; ++r) {
+      BlockQ4_1 x;
+      Load(s, r, b, &x);
+      PackNibbles16(x.qs, r, dst);
+      std::memcpy(dst + kQ4_1D + 2 * r, &x.d, 2);
+      std::memcpy(dst + kQ4_1M + 2 * r, &x.m, 2);
+    }
+}
+
+void PackQ5_0(const GroupSrc& s, int64_t nb, uint8_t* dst) {
+  for (int64_t b = 0; b < nb; ++b, dst += kQ5_0Stride) {
+    uint32_t qh[16];
+    for (int r = 0; r < 16; ++r) {
+      BlockQ5_0 x;
+      Load(s, r, b, &x);
+      PackNibbles16(x.qs, r, dst);
+      std::memcpy(dst + kQ5_0D + 2 * r, &x.d, 2);
+      qh[r] = Qh32(x.qh);
+    }
+    PackHmask(qh, dst + kQ5_0H);
+  }
+}
+
+void PackQ5_1(const GroupSrc& s, int64_t nb, uint8_t* dst) {
+  for (int64_t b = 0; b < nb; ++b, dst += kQ5_1Stride) {
+    uint32_t qh[16];
+    for (int r = 0; r < 16; ++r) {
+      BlockQ5_1 x;
+      Load(s, r, b, &x);
+      PackNibbles16(x.qs, r, dst);
+      std::memcpy(dst + kQ5_1D + 2 * r, &x.d, 2);
+      std::memcpy(dst + kQ5_1M + 2 * r, &x.m, 2);
+      qh[r] = Qh32(x.qh);
+    }
+    PackHmask(qh, dst + kQ5_1H);
+  }
+}
+
+void PackQ8_0(const GroupSrc& s, int64_t nb, uint8_t* dst) {
+  for (int64_t b = 0; b < nb; ++b, dst += kQ8_0Stride)
+    for (int r = 0; r < 16; ++r) {
+      BlockQ8_0 x;
+      const bool real = Load(s, r, b, &x);
+      // Unsigned storage u = q + 128 (VNNI's unsigned operand); padding rows stay 0 bytes,
+      // their outputs are never stored.
+      for (int o = 0; o < 8; ++o)
+        for (int j = 0; j < 4; ++j)
+          dst[o * 64 + r * 4 + j] = real ? uint8_t(x.qs[4 * o + j] ^ 0x80) : 0;
+      std::memcpy(dst + kQ8_0D + 2 * r, &x.d, 2);
+    }
+}
+
+// Where the parts of a Q4_K or Q5_K super-block go within its packed stride.
+struct KOffsets {
+  size_t stride, sc, m, d, dmin;
+};
+
+// The fields Q4_K and Q5_K share, as one row of a super-block provides them.
+struct KRow {
+  const uint8_t* scales;
+  const uint8_t* qs;
+  uint16_t d, dmin;
+};
+
+// Row r's nibbles, 6-bit scales and mins, d and dmin into the packed super-block.
+void PackKRow(const KRow& x, int r, const KOffsets& off, uint8_t* dst) {
+  for (int c = 0; c < 4; ++c)
+    for (int k = 0; k < 8; ++k)
+      std::memcpy(dst + c * 512 + k * 64 + r * 4, x.qs + 32 * c + 4 * k, 4);
+  for (int j = 0; j < 8; ++j)
+    GetScaleMinK4(j, x.scales, dst + off.sc + 16 * j + r, dst + off.m + 16 * j + r);
+  std::memcpy(dst + off.d + 2 * r, &x.d, 2);
+  std::memcpy(dst + off.dmin + 2 * r, &x.dmin, 2);
+}
+
+// Q5_K fifth bits: block b's are bit b of qh[r][l] for value l of the block.
+void PackQ5KHighBits(const uint8_t (&qh)[16][32], uint8_t* dst) {
+  for (int b = 0; b < 8; ++b)
+    for (int o = 0; o < 8; ++o) {
+      uint64_t m = 0;
+      for (int r = 0; r < 16; ++r)
+        for (int j = 0; j < 4; ++j) m |= uint64_t((qh[r][4 * o + j] >> b) & 1) << (4 * r + j);
+      PutU64(dst + kQ5_KH + 64 * b + 8 * o, m);
+    }
+}
+
+void PackQ4_K(const GroupSrc& s, int64_t nsb, uint8_t* dst) {
+  const KOffsets off{kQ4_KStride, kQ4_KSc, kQ4_KM, kQ4_KD, kQ4_KDmin};
+  for (int64_t sb = 0; sb < nsb; ++sb, dst += off.stride)
+    for (int r = 0; r < 16; ++r) {
+      BlockQ4_K x;
+      Load(s, r, sb, &x);
+      PackKRow(KRow{x.scales, x.qs, x.d, x.dmin}, r, off, dst);
+    }
+}
+
+void PackQ5_K(const GroupSrc& s, int64_t nsb, uint8_t* dst) {
+  const KOffsets off{kQ5_KStride, kQ5_KSc, kQ5_KM, kQ5_KD, kQ5_KDmin};
+  for (int64_t sb = 0; sb < nsb; ++sb, dst += off.stride) {
+    uint8_t qh[16][32] = {};
+    for (int r = 0; r < 16; ++r) {
+      BlockQ5_K x;
+      Load(s, r, sb, &x);
+      std::memcpy(qh[r], x.qh, 32);
+      PackKRow(KRow{x.scales, x.qs, x.d, x.dmin}, r, off, dst);
+    }
+    PackQ5KHighBits(qh, dst);
+  }
+}
+
+void PackQ6_K(const GroupSrc& s, int64_t nsb, uint8_t* dst) {
+  for (int64_t sb = 0; sb < nsb; ++sb, dst += kQ6_KStride)
+    for (int r = 0; r < 16; ++r) {
+      BlockQ6_K x;
+      Load(s, r, sb, &x);
+      for (int n = 0; n < 2; ++n) {
+        for (int k = 0; k < 16; ++k)
+          std::memcpy(dst + (n * 16 + k) * 64 + 4 * r, x.ql + 64 * n + 4 * k, 4);
+        for (int k = 0; k < 8; ++k)
+          std::memcpy(dst + kQ6_KQh + (n * 8 + k) * 64 + 4 * r, x.qh + 32 * n + 4 * k, 4);
+      }
+      for (int sc = 0; sc < 16; ++sc) dst[kQ6_KSc + 16 * sc + r] = uint8_t(x.scales[sc]);
+      std::memcpy(dst + kQ6_KD + 2 * r, &x.d, 2);
+    }
+}
+
+// F32 / F16 / BF16: elements of `e` bytes, interleaved by row.
+void PackFloat(const GroupSrc& s, int64_t cols, size_t e, uint8_t* dst) {
+  for (int r = 0; r < 16; ++r)
+    for (int64_t i = 0; i < cols; ++i) {
+      if (s.row[r])
+        std::memcpy(dst + (i * 16 + r) * e, s.row[r] + i * e, e);
+      else
+        std::memset(dst + (i * 16 + r) * e, 0, e);
+    }
+}
+
 void PackGroup(PackedKind kind, const GroupSrc& s, int64_t cols, uint8_t* dst) {
   const int64_t nb = cols / kQK, nsb = cols / kQK_K;
   switch (kind) {
     case PackedKind::kQ4_0:
-      for (int64_t b = 0; b < nb; ++b, dst += kQ4_0Stride)
-        for (int r = 0; r < 16; ++r) {
-          BlockQ4_0 x;
-          Load(s, r, b, &x);
-          PackNibbles16(x.qs, r, dst);
-          std::memcpy(dst + kQ4_0D + 2 * r, &x.d, 2);
-        }
-      return;
+      return PackQ4_0(s, nb, dst);
     case PackedKind::kQ4_1:
-      for (int64_t b = 0; b < nb; ++b, dst += kQ4_1Stride)
-        for (int r = 0; r < 16; ++r) {
-          BlockQ4_1 x;
-          Load(s, r, b, &x);
-          PackNibbles16(x.qs, r, dst);
-          std::memcpy(dst + kQ4_1D + 2 * r, &x.d, 2);
-          std::memcpy(dst + kQ4_1M + 2 * r, &x.m, 2);
-        }
-      return;
+      return PackQ4_1(s, nb, dst);
     case PackedKind::kQ5_0:
-      for (int64_t b = 0; b < nb; ++b, dst += kQ5_0Stride) {
-        uint32_t qh[16];
-        for (int r = 0; r < 16; ++r) {
-          BlockQ5_0 x;
-          Load(s, r, b, &x);
-          PackNibbles16(x.qs, r, dst);
-          std::memcpy(dst + kQ5_0D + 2 * r, &x.d, 2);
-          qh[r] = Qh32(x.qh);
-        }
-        PackHmask(qh, dst + kQ5_0H);
-      }
-      return;
+      return PackQ5_0(s, nb, dst);
     case PackedKind::kQ5_1:
-      for (int64_t b = 0; b < nb; ++b, dst += kQ5_1Stride) {
-        uint32_t qh[16];
-        for (int r = 0; r < 16; ++r) {
-          BlockQ5_1 x;
-          Load(s, r, b, &x);
-          PackNibbles16(x.qs, r, dst);
-          std::memcpy(dst + kQ5_1D + 2 * r, &x.d, 2);
-          std::memcpy(dst + kQ5_1M + 2 * r, &x.m, 2);
-          qh[r] = Qh32(x.qh);
-        }
-        PackHmask(qh, dst + kQ5_1H);
-      }
-      return;
+      return PackQ5_1(s, nb, dst);
     case PackedKind::kQ8_0:
-      for (int64_t b = 0; b < nb; ++b, dst += kQ8_0Stride)
-        for (int r = 0; r < 16; ++r) {
-          BlockQ8_0 x;
-          const bool real = Load(s, r, b, &x);
-          // Unsigned storage u = q + 128 (VNNI's unsigned operand); padding rows stay 0 bytes,
-          // their outputs are never stored.
-          for (int o = 0; o < 8; ++o)
-            for (int j = 0; j < 4; ++j)
-              dst[o * 64 + r * 4 + j] = real ? uint8_t(x.qs[4 * o + j] ^ 0x80) : 0;
-          std::memcpy(dst + kQ8_0D + 2 * r, &x.d, 2);
-        }
-      return;
+      return PackQ8_0(s, nb, dst);
     case PackedKind::kQ4_K:
-    case PackedKind::kQ5_K: {
-      const bool q5 = kind == PackedKind::kQ5_K;
-      const size_t stride = q5 ? kQ5_KStride : kQ4_KStride;
-      const size_t sc_off = q5 ? kQ5_KSc : kQ4_KSc, m_off = q5 ? kQ5_KM : kQ4_KM;
-      const size_t d_off = q5 ? kQ5_KD : kQ4_KD, dmin_off = q5 ? kQ5_KDmin : kQ4_KDmin;
-      for (int64_t sb = 0; sb < nsb; ++sb, dst += stride) {
-        uint8_t qh[16][32] = {};
-        for (int r = 0; r < 16; ++r) {
-          const uint8_t *scales, *qs;
-          uint16_t d, dmin;
-          BlockQ4_K x4;
-          BlockQ5_K x5;
-          if (q5) {
-            Load(s, r, sb, &x5);
-            scales = x5.scales, qs = x5.qs, d = x5.d, dmin = x5.dmin;
-            std::memcpy(qh[r], x5.qh, 32);
-          } else {
-            Load(s, r, sb, &x4);
-            scales = x4.scales, qs = x4.qs, d = x4.d, dmin = x4.dmin;
-          }
-          for (int c = 0; c < 4; ++c)
-            for (int k = 0; k < 8; ++k)
-              std::memcpy(dst + c * 512 + k * 64 + r * 4, qs + 32 * c + 4 * k, 4);
-          for (int j = 0; j < 8; ++j)
-            GetScaleMinK4(j, scales, dst + sc_off + 16 * j + r, dst + m_off + 16 * j + r);
-          std::memcpy(dst + d_off + 2 * r, &d, 2);
-          std::memcpy(dst + dmin_off + 2 * r, &dmin, 2);
-        }
-        if (q5) {
-          // Block b's fifth bits are bit b of qh[l] for value l of the block.
-          for (int b = 0; b < 8; ++b)
-            for (int o = 0; o < 8; ++o) {
-              uint64_t m = 0;
-              for (int r = 0; r < 16; ++r)
-                for (int j = 0; j < 4; ++j)
-                  m |= uint64_t((qh[r][4 * o + j] >> b) & 1) << (4 * r + j);
-              PutU64(dst + kQ5_KH + 64 * b + 8 * o, m);
-            }
-        }
-      }
-      return;
-    }
+      return PackQ4_K(s, nsb, dst);
+    case PackedKind::kQ5_K:
+      return PackQ5_K(s, nsb, dst);
     case PackedKind::kQ6_K:
-      for (int64_t sb = 0; sb < nsb; ++sb, dst += kQ6_KStride)
-        for (int r = 0; r < 16; ++r) {
-          BlockQ6_K x;
-          Load(s, r, sb, &x);
-          for (int n = 0; n < 2; ++n) {
-            for (int k = 0; k < 16; ++k)
-              std::memcpy(dst + (n * 16 + k) * 64 + 4 * r, x.ql + 64 * n + 4 * k, 4);
-            for (int k = 0; k < 8; ++k)
-              std::memcpy(dst + kQ6_KQh + (n * 8 + k) * 64 + 4 * r, x.qh + 32 * n + 4 * k, 4);
-          }
-          for (int sc = 0; sc < 16; ++sc) dst[kQ6_KSc + 16 * sc + r] = uint8_t(x.scales[sc]);
-          std::memcpy(dst + kQ6_KD + 2 * r, &x.d, 2);
-        }
-      return;
+      return PackQ6_K(s, nsb, dst);
     case PackedKind::kF32:
+      return PackFloat(s, cols, 4, dst);
     case PackedKind::kF16:
-    case PackedKind::kBF16: {
-      const size_t e = kind == PackedKind::kF32 ? 4 : 2;
-      for (int r = 0; r < 16; ++r)
-        for (int64_t i = 0; i < cols; ++i) {
-          if (s.row[r])
-            std::memcpy(dst + (i * 16 + r) * e, s.row[r] + i * e, e);
-          else
-            std::memset(dst + (i * 16 + r) * e, 0, e);
-        }
-      return;
-    }
+    case PackedKind::kBF16:
+      return PackFloat(s, cols, 2, dst);
     case PackedKind::kRaw:
       break;
   }

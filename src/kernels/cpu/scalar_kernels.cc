@@ -40,14 +40,7 @@ void QuantizeBlock(const float* x, int8_t* qs, ActMeta* m) {
     sum += q;
     if (i < 16) h0 += q;
   }
-  m->d = d;
-  m->dsum = d * float(sum);
-  m->neg8 = -8 * sum;
-  m->neg16 = -16 * sum;
-  m->neg128 = -128 * sum;
-  m->neg32h[0] = -32 * h0;
-  m->neg32h[1] = -32 * (sum - h0);
-  m->sum = sum;
+  FillActMeta(d, sum, h0, m);
 }
 
 void QuantizeRow(const float* x, int64_t cols, int8_t* qs, ActMeta* meta) {
@@ -154,26 +147,27 @@ void KScales(const uint8_t* sb, size_t sc_off, size_t m_off, size_t d_off, size_
     o->s1[r] = -(H(sb + dmin_off, r) * float(sb[m_off + 16 * j + r]));
   }
 }
-template <>
-void UnpackBlock<5>(const uint8_t* g, int64_t b, Block* o) {  // Q4_K
-  const uint8_t* sb = g + (b / 8) * kQ4_KStride;
-  const int j = int(b % 8);
+// Sub-block j's quants of a Q4_K / Q5_K super-block: even sub-blocks are the low nibbles of a
+// 512-byte chunk, odd ones the high nibbles.
+inline void KNibbles(const uint8_t* sb, int j, Block* o) {
   const uint8_t* nib = sb + (j / 2) * 512;
   if (j % 2 == 0)
     Nibbles(nib, 8, 0, -1, false, o);
   else
     Nibbles(nib, 8, -1, -1, true, o);
+}
+template <>
+void UnpackBlock<5>(const uint8_t* g, int64_t b, Block* o) {  // Q4_K
+  const uint8_t* sb = g + (b / 8) * kQ4_KStride;
+  const int j = int(b % 8);
+  KNibbles(sb, j, o);
   KScales(sb, kQ4_KSc, kQ4_KM, kQ4_KD, kQ4_KDmin, j, o);
 }
 template <>
 void UnpackBlock<6>(const uint8_t* g, int64_t b, Block* o) {  // Q5_K
   const uint8_t* sb = g + (b / 8) * kQ5_KStride;
   const int j = int(b % 8);
-  const uint8_t* nib = sb + (j / 2) * 512;
-  if (j % 2 == 0)
-    Nibbles(nib, 8, 0, -1, false, o);
-  else
-    Nibbles(nib, 8, -1, -1, true, o);
+  KNibbles(sb, j, o);
   FifthBits(sb + kQ5_KH + 64 * j, o);
   KScales(sb, kQ5_KSc, kQ5_KM, kQ5_KD, kQ5_KDmin, j, o);
 }

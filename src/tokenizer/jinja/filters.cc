@@ -4,9 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 
 #include "tokenizer/jinja/builtins_util.h"
 #include "tokenizer/jinja/text.h"
+#include "util/html_escape.h"
 
 namespace brisk::jinja {
 
@@ -15,97 +17,6 @@ using internal::IntArg;
 using internal::IterItems;
 
 namespace {
-
-enum class F : int {
-  kAbs,
-  kAttr,
-  kCapitalize,
-  kCenter,
-  kCount,
-  kDefault,
-  kDictsort,
-  kEscape,
-  kFirst,
-  kFloat,
-  kFormat,
-  kIndent,
-  kInt,
-  kItems,
-  kJoin,
-  kLast,
-  kLength,
-  kList,
-  kLower,
-  kMap,
-  kMax,
-  kMin,
-  kReject,
-  kRejectattr,
-  kReplace,
-  kReverse,
-  kRound,
-  kSafe,
-  kSelect,
-  kSelectattr,
-  kSort,
-  kString,
-  kSum,
-  kTitle,
-  kTojson,
-  kTrim,
-  kUnique,
-  kUpper,
-  kWordcount,
-};
-
-struct FilterName {
-  std::string_view name;
-  F id;
-};
-
-constexpr FilterName kFilters[] = {
-    {"abs", F::kAbs},
-    {"attr", F::kAttr},
-    {"capitalize", F::kCapitalize},
-    {"center", F::kCenter},
-    {"count", F::kCount},
-    {"d", F::kDefault},
-    {"default", F::kDefault},
-    {"dictsort", F::kDictsort},
-    {"e", F::kEscape},
-    {"escape", F::kEscape},
-    {"first", F::kFirst},
-    {"float", F::kFloat},
-    {"format", F::kFormat},
-    {"indent", F::kIndent},
-    {"int", F::kInt},
-    {"items", F::kItems},
-    {"join", F::kJoin},
-    {"last", F::kLast},
-    {"length", F::kLength},
-    {"list", F::kList},
-    {"lower", F::kLower},
-    {"map", F::kMap},
-    {"max", F::kMax},
-    {"min", F::kMin},
-    {"reject", F::kReject},
-    {"rejectattr", F::kRejectattr},
-    {"replace", F::kReplace},
-    {"reverse", F::kReverse},
-    {"round", F::kRound},
-    {"safe", F::kSafe},
-    {"select", F::kSelect},
-    {"selectattr", F::kSelectattr},
-    {"sort", F::kSort},
-    {"string", F::kString},
-    {"sum", F::kSum},
-    {"title", F::kTitle},
-    {"tojson", F::kTojson},
-    {"trim", F::kTrim},
-    {"unique", F::kUnique},
-    {"upper", F::kUpper},
-    {"wordcount", F::kWordcount},
-};
 
 Result<Value> Length(const Value& v) {
   switch (v.kind()) {
@@ -225,262 +136,298 @@ Result<Value> Indent(const Value& v, const CallArgs& args) {
   return Value::Str(std::move(out));
 }
 
+Result<Value> Abs(const Value& v, const CallArgs&) {
+  if (v.is_float()) return Value::Float(std::fabs(v.f()));
+  if (v.is_integral() && v.i() != INT64_MIN) return Value::Int(std::llabs(v.i()));
+  return Status::Error(std::string("bad operand type for abs(): '") + v.TypeName() + "'");
+}
+
+Result<Value> Attr(const Value& v, const CallArgs& args) {
+  const Value* name = args.Get(0, "name");
+  if (name == nullptr || !name->is_string()) return Status::Error("expects an attribute name");
+  if (v.is_object() && v.obj().is_namespace) {
+    const Value* x = v.obj().Find(name->s());
+    if (x != nullptr) return *x;
+  }
+  return Value::Undefined(name->s());
+}
+
+Result<Value> Capitalize(const Value& v, const CallArgs&) {
+  return Value::Str(text::Capitalize(ToStr(v)));
+}
+
+Result<Value> Center(const Value& v, const CallArgs& args) {
+  // Python str.center; CPython puts left = pad / 2 + (pad & width & 1) spaces first.
+  const std::string str = ToStr(v);
+  const int64_t width = std::min<int64_t>(IntArg(args.Get(0, "width"), 80), 1 << 20);
+  const auto len = static_cast<int64_t>(text::Length(str));
+  if (width <= len) return Value::Str(str);
+  const int64_t pad = width - len;
+  const int64_t left = pad / 2 + (pad & width & 1);
+  return Value::Str(std::string(static_cast<size_t>(left), ' ') + str +
+                    std::string(static_cast<size_t>(pad - left), ' '));
+}
+
+Result<Value> LengthFilter(const Value& v, const CallArgs&) { return Length(v); }
+
+Result<Value> Default(const Value& v, const CallArgs& args) {
+  BRISK_RETURN_IF_ERROR(args.Check("default", 2, {"default_value", "boolean"}));
+  const Value* d = args.Get(0, "default_value");
+  const bool boolean = BoolArg(args.Get(1, "boolean"), false);
+  if (v.is_undefined() || (boolean && !v.Truthy())) return d ? *d : Value::Str("");
+  return v;
+}
+
+Result<Value> Escape(const Value& v, const CallArgs&) {
+  return Value::Str(HtmlEscape(ToStr(v), "&#34;"));  // markupsafe's entity for '"'
+}
+
+Result<Value> FirstOrLast(const Value& v, bool first) {
+  if (v.is_string() && !v.s().empty()) {
+    const std::vector<size_t> off = text::CodePointOffsets(v.s());
+    const size_t i = first ? 0 : off.size() - 2;
+    return Value::Str(v.s().substr(off[i], off[i + 1] - off[i]));
+  }
+  BRISK_ASSIGN_OR_RETURN(std::vector<Value> items, IterItems(v));
+  if (items.empty()) return Value::Undefined(first ? "first item" : "last item");
+  return first ? items.front() : items.back();
+}
+
+Result<Value> First(const Value& v, const CallArgs&) { return FirstOrLast(v, true); }
+Result<Value> Last(const Value& v, const CallArgs&) { return FirstOrLast(v, false); }
+
+Result<Value> Float(const Value& v, const CallArgs& args) {
+  const Value* d = args.Get(0, "default");
+  if (v.is_number()) return Value::Float(v.f());
+  if (v.is_string()) {
+    const std::string s(text::Strip(v.s(), nullptr, true, true));
+    char* end = nullptr;
+    const double f = std::strtod(s.c_str(), &end);
+    if (!s.empty() && end == s.c_str() + s.size()) return Value::Float(f);
+  }
+  return d ? *d : Value::Float(0.0);
+}
+
+Result<Value> Format(const Value& v, const CallArgs& args) {
+  Value tuple = Value::List(args.pos, true);
+  BRISK_ASSIGN_OR_RETURN(std::string s, PercentFormat(ToStr(v), tuple));
+  return Value::Str(std::move(s));
+}
+
+Result<Value> Int(const Value& v, const CallArgs& args) {
+  return ParseIntValue(v, args.Get(0, "default"), IntArg(args.Get(1, "base"), 10));
+}
+
+Result<Value> Items(const Value& v, const CallArgs&) {
+  if (v.is_undefined()) return Value::List({});
+  if (!v.is_object() || v.obj().is_namespace) {
+    return Status::Error(std::string("can only get item pairs from a mapping, not '") +
+                         v.TypeName() + "'");
+  }
+  std::vector<Value> pairs;
+  for (const auto& [k, x] : v.obj().items) pairs.push_back(Value::List({Value::Str(k), x}, true));
+  return Value::List(std::move(pairs));
+}
+
+Result<Value> List(const Value& v, const CallArgs&) {
+  BRISK_ASSIGN_OR_RETURN(std::vector<Value> items, IterItems(v));
+  return Value::List(std::move(items));
+}
+
+Result<Value> Lower(const Value& v, const CallArgs&) { return Value::Str(text::Lower(ToStr(v))); }
+Result<Value> Upper(const Value& v, const CallArgs&) { return Value::Str(text::Upper(ToStr(v))); }
+
+// Where Jinja's title filter starts a new word: after whitespace, '-' or an opening bracket.
+bool IsTitleBreak(uint32_t cp) {
+  return text::IsSpace(cp) || cp == '-' || cp == '(' || cp == '{' || cp == '[' || cp == '<';
+}
+
+// Jinja's title filter (not str.title): each word is capitalized.
+Result<Value> Title(const Value& v, const CallArgs&) {
+  const std::string s = ToStr(v);
+  std::string out;
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t end = pos;
+    while (end < s.size()) {
+      size_t next = end;
+      if (IsTitleBreak(text::Decode(s, &next))) break;
+      end = next;
+    }
+    out += text::Capitalize(std::string_view(s).substr(pos, end - pos));
+    pos = end;
+    while (pos < s.size()) {
+      size_t next = pos;
+      if (!IsTitleBreak(text::Decode(s, &next))) break;
+      out.append(s, pos, next - pos);
+      pos = next;
+    }
+  }
+  return Value::Str(std::move(out));
+}
+
+Result<Value> Max(const Value& v, const CallArgs& args) {
+  return internal::FilterMinMax(v, args, true);
+}
+Result<Value> Min(const Value& v, const CallArgs& args) {
+  return internal::FilterMinMax(v, args, false);
+}
+Result<Value> Select(const Value& v, const CallArgs& args) {
+  return internal::FilterSelect(v, args, false, true);
+}
+Result<Value> Reject(const Value& v, const CallArgs& args) {
+  return internal::FilterSelect(v, args, false, false);
+}
+Result<Value> Selectattr(const Value& v, const CallArgs& args) {
+  return internal::FilterSelect(v, args, true, true);
+}
+Result<Value> Rejectattr(const Value& v, const CallArgs& args) {
+  return internal::FilterSelect(v, args, true, false);
+}
+
+Result<Value> Replace(const Value& v, const CallArgs& args) {
+  BRISK_RETURN_IF_ERROR(args.Check("replace", 3, {"old", "new", "count"}));
+  const Value* from = args.Get(0, "old");
+  const Value* to = args.Get(1, "new");
+  if (from == nullptr || to == nullptr) return Status::Error("expects old and new strings");
+  const std::string s = ToStr(v);
+  const std::string f = ToStr(*from);
+  const std::string t = ToStr(*to);
+  if (t.size() > f.size() && (t.size() - f.size()) * (s.size() + 1) > args.max_string) {
+    return internal::TooLong();
+  }
+  const Value* count = args.Get(2, "count");
+  return Value::Str(text::Replace(s, f, t, count && !count->is_none() ? count->i() : -1));
+}
+
+Result<Value> Reverse(const Value& v, const CallArgs&) {
+  if (v.is_string()) {
+    const std::vector<size_t> off = text::CodePointOffsets(v.s());
+    std::string out;
+    for (size_t i = off.size() - 1; i > 0; --i) out.append(v.s(), off[i - 1], off[i] - off[i - 1]);
+    return Value::Str(std::move(out));
+  }
+  BRISK_ASSIGN_OR_RETURN(std::vector<Value> items, IterItems(v));
+  std::reverse(items.begin(), items.end());
+  return Value::List(std::move(items));
+}
+
+Result<Value> Round(const Value& v, const CallArgs& args) {
+  if (!v.is_number()) return Status::Error("expects a number");
+  const int64_t precision = IntArg(args.Get(0, "precision"), 0);
+  const Value* method = args.Get(1, "method");
+  const std::string m = method && method->is_string() ? method->s() : "common";
+  if (v.is_integral() && m == "common") return Value::Int(v.i());
+  if (m == "common" && precision >= 0) {
+    // printf rounds the exact binary value, halves to even, like Python's round().
+    char buf[400];
+    snprintf(buf, sizeof(buf), "%.*f", static_cast<int>(std::min<int64_t>(precision, 30)), v.f());
+    return Value::Float(std::strtod(buf, nullptr));
+  }
+  const double scale = std::pow(10.0, static_cast<double>(precision));
+  const double x = v.f() * scale;
+  double r;
+  if (m == "floor") {
+    r = std::floor(x);
+  } else if (m == "ceil") {
+    r = std::ceil(x);
+  } else if (m == "common") {
+    r = std::nearbyint(x);  // Python rounds halves to even
+  } else {
+    return Status::Error("method must be common, ceil or floor");
+  }
+  return Value::Float(r / scale);
+}
+
+Result<Value> Safe(const Value& v, const CallArgs&) { return v; }
+Result<Value> String(const Value& v, const CallArgs&) { return Value::Str(ToStr(v)); }
+
+Result<Value> Trim(const Value& v, const CallArgs& args) {
+  const Value* chars = args.Get(0, "chars");
+  const std::string s = ToStr(v);
+  const std::string* set = chars && chars->is_string() ? &chars->s() : nullptr;
+  return Value::Str(std::string(text::Strip(s, set, true, true)));
+}
+
+Result<Value> Wordcount(const Value& v, const CallArgs&) {
+  const std::string s = ToStr(v);
+  int64_t words = 0;
+  bool in_word = false;
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    const bool w = std::isalnum(u) || c == '_' || u >= 0x80;
+    if (w && !in_word) ++words;
+    in_word = w;
+  }
+  return Value::Int(words);
+}
+
+using FilterFn = Result<Value> (*)(const Value& v, const CallArgs& args);
+
+struct Filter {
+  std::string_view name;
+  FilterFn apply;
+};
+
+// Every supported filter by name; a filter's id is its index here.
+constexpr Filter kFilters[] = {
+    {"abs", Abs},
+    {"attr", Attr},
+    {"capitalize", Capitalize},
+    {"center", Center},
+    {"count", LengthFilter},
+    {"d", Default},
+    {"default", Default},
+    {"dictsort", internal::FilterDictsort},
+    {"e", Escape},
+    {"escape", Escape},
+    {"first", First},
+    {"float", Float},
+    {"format", Format},
+    {"indent", Indent},
+    {"int", Int},
+    {"items", Items},
+    {"join", internal::FilterJoin},
+    {"last", Last},
+    {"length", LengthFilter},
+    {"list", List},
+    {"lower", Lower},
+    {"map", internal::FilterMap},
+    {"max", Max},
+    {"min", Min},
+    {"reject", Reject},
+    {"rejectattr", Rejectattr},
+    {"replace", Replace},
+    {"reverse", Reverse},
+    {"round", Round},
+    {"safe", Safe},
+    {"select", Select},
+    {"selectattr", Selectattr},
+    {"sort", internal::FilterSort},
+    {"string", String},
+    {"sum", internal::FilterSum},
+    {"title", Title},
+    {"tojson", Tojson},
+    {"trim", Trim},
+    {"unique", internal::FilterUnique},
+    {"upper", Upper},
+    {"wordcount", Wordcount},
+};
+
 }  // namespace
 
 int FindFilter(std::string_view name) {
-  for (const FilterName& f : kFilters) {
-    if (f.name == name) return static_cast<int>(f.id);
+  for (size_t i = 0; i < std::size(kFilters); ++i) {
+    if (kFilters[i].name == name) return static_cast<int>(i);
   }
   return -1;
 }
 
 Result<Value> ApplyFilter(int id, const Value& v, const CallArgs& args) {
-  switch (static_cast<F>(id)) {
-    case F::kAbs:
-      if (v.is_float()) return Value::Float(std::fabs(v.f()));
-      if (v.is_integral() && v.i() != INT64_MIN) return Value::Int(std::llabs(v.i()));
-      return Status::Error(std::string("bad operand type for abs(): '") + v.TypeName() + "'");
-    case F::kAttr: {
-      const Value* name = args.Get(0, "name");
-      if (name == nullptr || !name->is_string()) return Status::Error("expects an attribute name");
-      if (v.is_object() && v.obj().is_namespace) {
-        const Value* x = v.obj().Find(name->s());
-        if (x != nullptr) return *x;
-      }
-      return Value::Undefined(name->s());
-    }
-    case F::kCapitalize:
-      return Value::Str(text::Capitalize(ToStr(v)));
-    case F::kCenter: {
-      // Python str.center; CPython puts left = pad / 2 + (pad & width & 1) spaces first.
-      const std::string str = ToStr(v);
-      const int64_t width = std::min<int64_t>(IntArg(args.Get(0, "width"), 80), 1 << 20);
-      const auto len = static_cast<int64_t>(text::Length(str));
-      if (width <= len) return Value::Str(str);
-      const int64_t pad = width - len;
-      const int64_t left = pad / 2 + (pad & width & 1);
-      return Value::Str(std::string(static_cast<size_t>(left), ' ') + str +
-                        std::string(static_cast<size_t>(pad - left), ' '));
-    }
-    case F::kCount:
-    case F::kLength:
-      return Length(v);
-    case F::kDefault: {
-      BRISK_RETURN_IF_ERROR(args.Check("default", 2, {"default_value", "boolean"}));
-      const Value* d = args.Get(0, "default_value");
-      const bool boolean = BoolArg(args.Get(1, "boolean"), false);
-      if (v.is_undefined() || (boolean && !v.Truthy())) return d ? *d : Value::Str("");
-      return v;
-    }
-    case F::kEscape: {
-      std::string out;
-      for (char c : ToStr(v)) {
-        switch (c) {
-          case '&':
-            out += "&amp;";
-            break;
-          case '<':
-            out += "&lt;";
-            break;
-          case '>':
-            out += "&gt;";
-            break;
-          case '"':
-            out += "&#34;";
-            break;
-          case '\'':
-            out += "&#39;";
-            break;
-          default:
-            out.push_back(c);
-        }
-      }
-      return Value::Str(std::move(out));
-    }
-    case F::kFirst:
-    case F::kLast: {
-      const bool first = static_cast<F>(id) == F::kFirst;
-      if (v.is_string() && !v.s().empty()) {
-        const std::vector<size_t> off = text::CodePointOffsets(v.s());
-        const size_t i = first ? 0 : off.size() - 2;
-        return Value::Str(v.s().substr(off[i], off[i + 1] - off[i]));
-      }
-      BRISK_ASSIGN_OR_RETURN(std::vector<Value> items, IterItems(v));
-      if (items.empty()) return Value::Undefined(first ? "first item" : "last item");
-      return first ? items.front() : items.back();
-    }
-    case F::kFloat: {
-      const Value* d = args.Get(0, "default");
-      if (v.is_number()) return Value::Float(v.f());
-      if (v.is_string()) {
-        const std::string s(text::Strip(v.s(), nullptr, true, true));
-        char* end = nullptr;
-        const double f = std::strtod(s.c_str(), &end);
-        if (!s.empty() && end == s.c_str() + s.size()) return Value::Float(f);
-      }
-      return d ? *d : Value::Float(0.0);
-    }
-    case F::kFormat: {
-      Value tuple = Value::List(args.pos, true);
-      BRISK_ASSIGN_OR_RETURN(std::string s, PercentFormat(ToStr(v), tuple));
-      return Value::Str(std::move(s));
-    }
-    case F::kIndent:
-      return Indent(v, args);
-    case F::kInt:
-      return ParseIntValue(v, args.Get(0, "default"), IntArg(args.Get(1, "base"), 10));
-    case F::kItems: {
-      if (v.is_undefined()) return Value::List({});
-      if (!v.is_object() || v.obj().is_namespace) {
-        return Status::Error(std::string("can only get item pairs from a mapping, not '") +
-                             v.TypeName() + "'");
-      }
-      std::vector<Value> pairs;
-      for (const auto& [k, x] : v.obj().items)
-        pairs.push_back(Value::List({Value::Str(k), x}, true));
-      return Value::List(std::move(pairs));
-    }
-    case F::kList: {
-      BRISK_ASSIGN_OR_RETURN(std::vector<Value> items, IterItems(v));
-      return Value::List(std::move(items));
-    }
-    case F::kLower:
-      return Value::Str(text::Lower(ToStr(v)));
-    case F::kUpper:
-      return Value::Str(text::Upper(ToStr(v)));
-    case F::kTitle: {
-      // Jinja's title filter (not str.title): words start after whitespace, '-', or an
-      // opening bracket; each word is capitalized.
-      const std::string s = ToStr(v);
-      std::string out;
-      size_t pos = 0;
-      while (pos < s.size()) {
-        size_t end = pos;
-        while (end < s.size()) {
-          size_t next = end;
-          const uint32_t cp = text::Decode(s, &next);
-          if (text::IsSpace(cp) || cp == '-' || cp == '(' || cp == '{' || cp == '[' || cp == '<') {
-            break;
-          }
-          end = next;
-        }
-        out += text::Capitalize(std::string_view(s).substr(pos, end - pos));
-        pos = end;
-        while (pos < s.size()) {
-          size_t next = pos;
-          const uint32_t cp = text::Decode(s, &next);
-          if (!(text::IsSpace(cp) || cp == '-' || cp == '(' || cp == '{' || cp == '[' ||
-                cp == '<')) {
-            break;
-          }
-          out.append(s, pos, next - pos);
-          pos = next;
-        }
-      }
-      return Value::Str(std::move(out));
-    }
-    case F::kMap:
-      return internal::FilterMap(v, args);
-    case F::kMax:
-    case F::kMin:
-      return internal::FilterMinMax(v, args, static_cast<F>(id) == F::kMax);
-    case F::kSelect:
-      return internal::FilterSelect(v, args, false, true);
-    case F::kReject:
-      return internal::FilterSelect(v, args, false, false);
-    case F::kSelectattr:
-      return internal::FilterSelect(v, args, true, true);
-    case F::kRejectattr:
-      return internal::FilterSelect(v, args, true, false);
-    case F::kDictsort:
-      return internal::FilterDictsort(v, args);
-    case F::kJoin:
-      return internal::FilterJoin(v, args);
-    case F::kSort:
-      return internal::FilterSort(v, args);
-    case F::kSum:
-      return internal::FilterSum(v, args);
-    case F::kUnique:
-      return internal::FilterUnique(v, args);
-    case F::kReplace: {
-      BRISK_RETURN_IF_ERROR(args.Check("replace", 3, {"old", "new", "count"}));
-      const Value* from = args.Get(0, "old");
-      const Value* to = args.Get(1, "new");
-      if (from == nullptr || to == nullptr) return Status::Error("expects old and new strings");
-      const std::string s = ToStr(v);
-      const std::string f = ToStr(*from);
-      const std::string t = ToStr(*to);
-      if (t.size() > f.size() && (t.size() - f.size()) * (s.size() + 1) > args.max_string) {
-        return internal::TooLong();
-      }
-      const Value* count = args.Get(2, "count");
-      return Value::Str(text::Replace(s, f, t, count && !count->is_none() ? count->i() : -1));
-    }
-    case F::kReverse: {
-      if (v.is_string()) {
-        const std::vector<size_t> off = text::CodePointOffsets(v.s());
-        std::string out;
-        for (size_t i = off.size() - 1; i > 0; --i)
-          out.append(v.s(), off[i - 1], off[i] - off[i - 1]);
-        return Value::Str(std::move(out));
-      }
-      BRISK_ASSIGN_OR_RETURN(std::vector<Value> items, IterItems(v));
-      std::reverse(items.begin(), items.end());
-      return Value::List(std::move(items));
-    }
-    case F::kRound: {
-      if (!v.is_number()) return Status::Error("expects a number");
-      const int64_t precision = IntArg(args.Get(0, "precision"), 0);
-      const Value* method = args.Get(1, "method");
-      const std::string m = method && method->is_string() ? method->s() : "common";
-      if (v.is_integral() && m == "common") return Value::Int(v.i());
-      if (m == "common" && precision >= 0) {
-        // printf rounds the exact binary value, halves to even, like Python's round().
-        char buf[400];
-        snprintf(buf, sizeof(buf), "%.*f", static_cast<int>(std::min<int64_t>(precision, 30)),
-                 v.f());
-        return Value::Float(std::strtod(buf, nullptr));
-      }
-      const double scale = std::pow(10.0, static_cast<double>(precision));
-      const double x = v.f() * scale;
-      double r;
-      if (m == "floor") {
-        r = std::floor(x);
-      } else if (m == "ceil") {
-        r = std::ceil(x);
-      } else if (m == "common") {
-        r = std::nearbyint(x);  // Python rounds halves to even
-      } else {
-        return Status::Error("method must be common, ceil or floor");
-      }
-      return Value::Float(r / scale);
-    }
-    case F::kSafe:
-      return v;
-    case F::kString:
-      return Value::Str(ToStr(v));
-    case F::kTojson:
-      return Tojson(v, args);
-    case F::kTrim: {
-      const Value* chars = args.Get(0, "chars");
-      const std::string s = ToStr(v);
-      const std::string* set = chars && chars->is_string() ? &chars->s() : nullptr;
-      return Value::Str(std::string(text::Strip(s, set, true, true)));
-    }
-    case F::kWordcount: {
-      const std::string s = ToStr(v);
-      int64_t words = 0;
-      bool in_word = false;
-      for (char c : s) {
-        const auto u = static_cast<unsigned char>(c);
-        const bool w = std::isalnum(u) || c == '_' || u >= 0x80;
-        if (w && !in_word) ++words;
-        in_word = w;
-      }
-      return Value::Int(words);
-    }
+  if (id < 0 || static_cast<size_t>(id) >= std::size(kFilters)) {
+    return Status::Error("unknown filter");
   }
-  return Status::Error("unknown filter");
+  return kFilters[id].apply(v, args);
 }
 
 }  // namespace brisk::jinja

@@ -72,19 +72,239 @@ Result<std::string> FormatNumber(const Value& v, char type, const Spec& spec) {
   return std::string(buf);
 }
 
+// The arguments of `str % args`: a tuple's items in order, a mapping for `%(key)s`, or one value.
+struct PercentArgs {
+  std::vector<Value> values;
+  const ObjectData* mapping = nullptr;
+  size_t next = 0;  // the next positional value to consume
+};
+
+PercentArgs SplitPercentArgs(const Value& args) {
+  PercentArgs out;
+  if (args.is_array() && args.arr().is_tuple) {
+    out.values = args.arr().items;
+  } else if (args.is_object() && !args.obj().is_namespace) {
+    out.mapping = &args.obj();
+  } else {
+    out.values.push_back(args);
+  }
+  return out;
+}
+
+// A width or precision at fmt[*i]: digits, or '*' taking the next integral argument.
+void ParsePercentNumber(std::string_view fmt, size_t* i, PercentArgs* args, int* dst) {
+  if (*i < fmt.size() && fmt[*i] == '*') {
+    ++*i;
+    if (args->next < args->values.size() && args->values[args->next].is_integral())
+      *dst = static_cast<int>(args->values[args->next++].i());
+    return;
+  }
+  int n = -1;
+  while (*i < fmt.size() && fmt[*i] >= '0' && fmt[*i] <= '9') {
+    n = (n < 0 ? 0 : n) * 10 + (fmt[(*i)++] - '0');
+    if (n > 4096) n = 4096;
+  }
+  if (n >= 0) *dst = n;
+}
+
+// Flags, width, precision and length modifiers from fmt[*i]; leaves *i on the conversion type.
+Spec ParsePercentSpec(std::string_view fmt, size_t* i, PercentArgs* args) {
+  Spec spec;
+  while (*i < fmt.size() && std::string_view("-+ #0").find(fmt[*i]) != std::string_view::npos) {
+    spec.flags.push_back(fmt[(*i)++]);
+  }
+  ParsePercentNumber(fmt, i, args, &spec.width);
+  if (*i < fmt.size() && fmt[*i] == '.') {
+    ++*i;
+    spec.precision = 0;
+    ParsePercentNumber(fmt, i, args, &spec.precision);
+  }
+  while (*i < fmt.size() && (fmt[*i] == 'h' || fmt[*i] == 'l' || fmt[*i] == 'L')) ++*i;
+  return spec;
+}
+
+// One `%` conversion of `v` appended to *out.
+Status AppendPercentConversion(char type, const Value& v, const Spec& spec, std::string* out) {
+  switch (type) {
+    case 's':
+    case 'r':
+    case 'a': {
+      std::string s;
+      if (type == 's') {
+        s = ToStr(v);
+      } else {
+        AppendRepr(v, &s);
+      }
+      Pad(Truncate(s, spec.precision), spec, false, out);
+      return Status::Ok();
+    }
+    case 'c': {
+      std::string s;
+      if (v.is_integral() && v.i() >= 0 && v.i() <= 0x10FFFF) {
+        text::AppendUtf8(&s, static_cast<uint32_t>(v.i()));
+      } else if (v.is_string() && text::Length(v.s()) == 1) {
+        s = v.s();
+      } else {
+        return Status::Error("%c requires an int or a single character");
+      }
+      Pad(s, spec, false, out);
+      return Status::Ok();
+    }
+    case 'd':
+    case 'i':
+    case 'u':
+    case 'x':
+    case 'X':
+    case 'o':
+    case 'f':
+    case 'F':
+    case 'e':
+    case 'E':
+    case 'g':
+    case 'G': {
+      BRISK_ASSIGN_OR_RETURN(std::string s, FormatNumber(v, type, spec));
+      *out += s;
+      return Status::Ok();
+    }
+    default:
+      return Status::Error(std::string("unsupported format character '") + type + "'");
+  }
+}
+
+// One `%...` directive starting after the '%' at fmt[*i]; leaves *i on its last character.
+Status AppendPercentDirective(std::string_view fmt, size_t* i, PercentArgs* args,
+                              std::string* out) {
+  const Value* v = nullptr;
+  if (fmt[*i] == '(') {
+    const size_t close = fmt.find(')', *i);
+    if (close == std::string_view::npos) return Status::Error("incomplete format key");
+    if (args->mapping == nullptr) return Status::Error("format requires a mapping");
+    v = args->mapping->Find(fmt.substr(*i + 1, close - *i - 1));
+    if (v == nullptr) return Status::Error("format key not found");
+    *i = close + 1;
+  }
+  Spec spec = ParsePercentSpec(fmt, i, args);
+  if (*i >= fmt.size()) return Status::Error("incomplete format");
+  const char type = fmt[*i];
+  if (v == nullptr) {
+    if (args->next >= args->values.size()) {
+      return Status::Error("not enough arguments for format string");
+    }
+    v = &args->values[args->next++];
+  }
+  if (spec.flags.find('0') != std::string::npos && spec.flags.find('-') == std::string::npos &&
+      (type == 's' || type == 'r')) {
+    spec.flags.clear();
+  }
+  return AppendPercentConversion(type, *v, spec, out);
+}
+
+// The argument a `{field}` names: the next positional one, a positional index, or a keyword.
+const Value* FindFormatField(std::string_view field, const CallArgs& args, size_t* auto_index) {
+  if (field.empty()) {
+    const Value* v = *auto_index < args.pos.size() ? &args.pos[*auto_index] : nullptr;
+    ++*auto_index;
+    return v;
+  }
+  if (field.find_first_not_of("0123456789") == std::string_view::npos) {
+    const size_t idx = std::stoul(std::string(field));
+    return idx < args.pos.size() ? &args.pos[idx] : nullptr;
+  }
+  return args.Get(SIZE_MAX, field);
+}
+
+// A str.format spec: [[fill]align][width][.precision][type].
+struct FormatSpec {
+  Spec pad;  // fill, align and width
+  int precision = -1;
+  char type = '\0';
+};
+
+Result<FormatSpec> ParseFormatSpec(std::string_view spec_text) {
+  FormatSpec spec;
+  size_t p = 0;
+  if (spec_text.size() >= 2 &&
+      std::string_view("<>^").find(spec_text[1]) != std::string_view::npos) {
+    spec.pad.fill = spec_text[0];
+    spec.pad.align = spec_text[1];
+    p = 2;
+  } else if (!spec_text.empty() &&
+             std::string_view("<>^").find(spec_text[0]) != std::string_view::npos) {
+    spec.pad.align = spec_text[0];
+    p = 1;
+  }
+  int width = -1;
+  while (p < spec_text.size() && spec_text[p] >= '0' && spec_text[p] <= '9') {
+    width = (width < 0 ? 0 : width) * 10 + (spec_text[p++] - '0');
+    if (width > 4096) width = 4096;
+  }
+  spec.pad.width = width;
+  if (p < spec_text.size() && spec_text[p] == '.') {
+    ++p;
+    spec.precision = 0;
+    while (p < spec_text.size() && spec_text[p] >= '0' && spec_text[p] <= '9') {
+      spec.precision = spec.precision * 10 + (spec_text[p++] - '0');
+      if (spec.precision > 100) spec.precision = 100;
+    }
+  }
+  spec.type = p < spec_text.size() ? spec_text[p++] : '\0';
+  if (p != spec_text.size()) {
+    return Status::Error("unsupported format spec '" + std::string(spec_text) + "'");
+  }
+  return spec;
+}
+
+// `v` formatted by a parsed spec and a conversion ('s' or 'r'), appended to *out.
+Status AppendFormatted(const Value& v, FormatSpec spec, char conversion, std::string* out) {
+  std::string s;
+  if (spec.type == '\0' && spec.precision >= 0 && v.is_float()) spec.type = 'g';
+  const char type = spec.type;
+  if (type == 'd' || type == 'f' || type == 'F' || type == 'e' || type == 'E' || type == 'g' ||
+      type == 'x' || type == 'X' || type == 'o') {
+    Spec num;
+    num.precision = spec.precision;
+    BRISK_ASSIGN_OR_RETURN(s, FormatNumber(v, type, num));
+    Pad(std::move(s), spec.pad, false, out);
+    return Status::Ok();
+  }
+  if (type != '\0' && type != 's') {
+    return Status::Error(std::string("unsupported format type '") + type + "'");
+  }
+  if (conversion == 'r') {
+    AppendRepr(v, &s);
+  } else {
+    AppendStr(v, &s);
+  }
+  Pad(Truncate(s, spec.precision), spec.pad, !v.is_number(), out);
+  return Status::Ok();
+}
+
+// One `{field!conversion:spec}` (the text between the braces) appended to *out.
+Status AppendReplacementField(std::string_view field, const CallArgs& args, size_t* auto_index,
+                              std::string* out) {
+  std::string_view spec_text;
+  if (size_t colon = field.find(':'); colon != std::string_view::npos) {
+    spec_text = field.substr(colon + 1);
+    field = field.substr(0, colon);
+  }
+  char conversion = 's';
+  if (size_t bang = field.find('!'); bang != std::string_view::npos) {
+    if (bang + 2 != field.size()) return Status::Error("bad conversion in format string");
+    conversion = field[bang + 1];
+    field = field.substr(0, bang);
+  }
+  const Value* v = FindFormatField(field, args, auto_index);
+  if (v == nullptr) {
+    return Status::Error("format field '" + std::string(field) + "' has no argument");
+  }
+  BRISK_ASSIGN_OR_RETURN(FormatSpec spec, ParseFormatSpec(spec_text));
+  return AppendFormatted(*v, spec, conversion, out);
+}
+
 }  // namespace
 
 Result<std::string> PercentFormat(std::string_view fmt, const Value& args) {
-  std::vector<Value> values;
-  const ObjectData* mapping = nullptr;
-  if (args.is_array() && args.arr().is_tuple) {
-    values = args.arr().items;
-  } else if (args.is_object() && !args.obj().is_namespace) {
-    mapping = &args.obj();
-  } else {
-    values.push_back(args);
-  }
-  size_t next = 0;
+  PercentArgs split = SplitPercentArgs(args);
   std::string out;
   for (size_t i = 0; i < fmt.size(); ++i) {
     if (fmt[i] != '%') {
@@ -96,96 +316,9 @@ Result<std::string> PercentFormat(std::string_view fmt, const Value& args) {
       out.push_back('%');
       continue;
     }
-    const Value* v = nullptr;
-    if (fmt[i] == '(') {
-      const size_t close = fmt.find(')', i);
-      if (close == std::string_view::npos) return Status::Error("incomplete format key");
-      if (mapping == nullptr) return Status::Error("format requires a mapping");
-      v = mapping->Find(fmt.substr(i + 1, close - i - 1));
-      if (v == nullptr) return Status::Error("format key not found");
-      i = close + 1;
-    }
-    Spec spec;
-    while (i < fmt.size() && std::string_view("-+ #0").find(fmt[i]) != std::string_view::npos) {
-      spec.flags.push_back(fmt[i++]);
-    }
-    auto number = [&](int* dst) {
-      if (i < fmt.size() && fmt[i] == '*') {
-        ++i;
-        if (next < values.size() && values[next].is_integral())
-          *dst = static_cast<int>(values[next++].i());
-        return;
-      }
-      int n = -1;
-      while (i < fmt.size() && fmt[i] >= '0' && fmt[i] <= '9') {
-        n = (n < 0 ? 0 : n) * 10 + (fmt[i++] - '0');
-        if (n > 4096) n = 4096;
-      }
-      if (n >= 0) *dst = n;
-    };
-    number(&spec.width);
-    if (i < fmt.size() && fmt[i] == '.') {
-      ++i;
-      spec.precision = 0;
-      number(&spec.precision);
-    }
-    while (i < fmt.size() && (fmt[i] == 'h' || fmt[i] == 'l' || fmt[i] == 'L')) ++i;
-    if (i >= fmt.size()) return Status::Error("incomplete format");
-    const char type = fmt[i];
-    if (v == nullptr) {
-      if (next >= values.size()) return Status::Error("not enough arguments for format string");
-      v = &values[next++];
-    }
-    if (spec.flags.find('0') != std::string::npos && spec.flags.find('-') == std::string::npos &&
-        (type == 's' || type == 'r')) {
-      spec.flags.clear();
-    }
-    switch (type) {
-      case 's':
-      case 'r':
-      case 'a': {
-        std::string s;
-        if (type == 's') {
-          s = ToStr(*v);
-        } else {
-          AppendRepr(*v, &s);
-        }
-        Pad(Truncate(s, spec.precision), spec, false, &out);
-        break;
-      }
-      case 'c': {
-        std::string s;
-        if (v->is_integral() && v->i() >= 0 && v->i() <= 0x10FFFF) {
-          text::AppendUtf8(&s, static_cast<uint32_t>(v->i()));
-        } else if (v->is_string() && text::Length(v->s()) == 1) {
-          s = v->s();
-        } else {
-          return Status::Error("%c requires an int or a single character");
-        }
-        Pad(s, spec, false, &out);
-        break;
-      }
-      case 'd':
-      case 'i':
-      case 'u':
-      case 'x':
-      case 'X':
-      case 'o':
-      case 'f':
-      case 'F':
-      case 'e':
-      case 'E':
-      case 'g':
-      case 'G': {
-        BRISK_ASSIGN_OR_RETURN(std::string s, FormatNumber(*v, type, spec));
-        out += s;
-        break;
-      }
-      default:
-        return Status::Error(std::string("unsupported format character '") + type + "'");
-    }
+    BRISK_RETURN_IF_ERROR(AppendPercentDirective(fmt, &i, &split, &out));
   }
-  if (mapping == nullptr && next < values.size()) {
+  if (split.mapping == nullptr && split.next < split.values.size()) {
     return Status::Error("not all arguments converted during string formatting");
   }
   return out;
@@ -212,84 +345,9 @@ Result<std::string> StrFormat(std::string_view fmt, const CallArgs& args) {
     }
     const size_t close = fmt.find('}', i);
     if (close == std::string_view::npos) return Status::Error("single '{' in format string");
-    std::string_view field = fmt.substr(i + 1, close - i - 1);
+    const std::string_view field = fmt.substr(i + 1, close - i - 1);
     i = close;
-    std::string_view spec_text;
-    if (size_t colon = field.find(':'); colon != std::string_view::npos) {
-      spec_text = field.substr(colon + 1);
-      field = field.substr(0, colon);
-    }
-    char conversion = 's';
-    if (size_t bang = field.find('!'); bang != std::string_view::npos) {
-      if (bang + 2 != field.size()) return Status::Error("bad conversion in format string");
-      conversion = field[bang + 1];
-      field = field.substr(0, bang);
-    }
-    const Value* v = nullptr;
-    if (field.empty()) {
-      v = auto_index < args.pos.size() ? &args.pos[auto_index] : nullptr;
-      ++auto_index;
-    } else if (field.find_first_not_of("0123456789") == std::string_view::npos) {
-      const size_t idx = std::stoul(std::string(field));
-      v = idx < args.pos.size() ? &args.pos[idx] : nullptr;
-    } else {
-      v = args.Get(SIZE_MAX, field);
-    }
-    if (v == nullptr) {
-      return Status::Error("format field '" + std::string(field) + "' has no argument");
-    }
-    // [[fill]align][width][.precision][type]
-    Spec spec;
-    size_t p = 0;
-    if (spec_text.size() >= 2 &&
-        std::string_view("<>^").find(spec_text[1]) != std::string_view::npos) {
-      spec.fill = spec_text[0];
-      spec.align = spec_text[1];
-      p = 2;
-    } else if (!spec_text.empty() &&
-               std::string_view("<>^").find(spec_text[0]) != std::string_view::npos) {
-      spec.align = spec_text[0];
-      p = 1;
-    }
-    int width = -1;
-    while (p < spec_text.size() && spec_text[p] >= '0' && spec_text[p] <= '9') {
-      width = (width < 0 ? 0 : width) * 10 + (spec_text[p++] - '0');
-      if (width > 4096) width = 4096;
-    }
-    int precision = -1;
-    if (p < spec_text.size() && spec_text[p] == '.') {
-      ++p;
-      precision = 0;
-      while (p < spec_text.size() && spec_text[p] >= '0' && spec_text[p] <= '9') {
-        precision = precision * 10 + (spec_text[p++] - '0');
-        if (precision > 100) precision = 100;
-      }
-    }
-    char type = p < spec_text.size() ? spec_text[p++] : '\0';
-    if (p != spec_text.size()) {
-      return Status::Error("unsupported format spec '" + std::string(spec_text) + "'");
-    }
-    std::string s;
-    if (type == '\0' && precision >= 0 && v->is_float()) type = 'g';
-    if (type == 'd' || type == 'f' || type == 'F' || type == 'e' || type == 'E' || type == 'g' ||
-        type == 'x' || type == 'X' || type == 'o') {
-      Spec num;
-      num.precision = precision;
-      BRISK_ASSIGN_OR_RETURN(s, FormatNumber(*v, type, num));
-      spec.width = width;
-      Pad(std::move(s), spec, false, &out);
-      continue;
-    }
-    if (type != '\0' && type != 's') {
-      return Status::Error(std::string("unsupported format type '") + type + "'");
-    }
-    if (conversion == 'r') {
-      AppendRepr(*v, &s);
-    } else {
-      AppendStr(*v, &s);
-    }
-    spec.width = width;
-    Pad(Truncate(s, precision), spec, !v->is_number(), &out);
+    BRISK_RETURN_IF_ERROR(AppendReplacementField(field, args, &auto_index, &out));
   }
   if (out.size() > args.max_string) return Status::Error("string result exceeds the output limit");
   return out;

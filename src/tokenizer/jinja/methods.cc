@@ -1,6 +1,7 @@
 // Built-in tests, methods of str/dict/list values, global functions and shared helpers.
 #include <algorithm>
 #include <ctime>
+#include <iterator>
 
 #include "tokenizer/jinja/builtins_util.h"
 #include "tokenizer/jinja/interpreter.h"
@@ -94,277 +95,247 @@ Status TooLong() { return Status::Error("string result exceeds the output limit"
 
 namespace {
 
-enum class T : int {
-  kDefined,
-  kUndefined,
-  kNone,
-  kBoolean,
-  kFalse,
-  kTrue,
-  kInteger,
-  kFloat,
-  kNumber,
-  kString,
-  kMapping,
-  kIterable,
-  kSequence,
-  kCallable,
-  kSameas,
-  kIn,
-  kEq,
-  kNe,
-  kLt,
-  kLe,
-  kGt,
-  kGe,
-  kOdd,
-  kEven,
-  kDivisibleby,
-  kLower,
-  kUpper,
-};
-
-struct TestName {
-  std::string_view name;
-  T id;
-};
-
-constexpr TestName kTests[] = {
-    {"defined", T::kDefined},
-    {"undefined", T::kUndefined},
-    {"none", T::kNone},
-    {"boolean", T::kBoolean},
-    {"false", T::kFalse},
-    {"true", T::kTrue},
-    {"integer", T::kInteger},
-    {"float", T::kFloat},
-    {"number", T::kNumber},
-    {"string", T::kString},
-    {"mapping", T::kMapping},
-    {"iterable", T::kIterable},
-    {"sequence", T::kSequence},
-    {"callable", T::kCallable},
-    {"sameas", T::kSameas},
-    {"in", T::kIn},
-    {"eq", T::kEq},
-    {"equalto", T::kEq},
-    {"==", T::kEq},
-    {"ne", T::kNe},
-    {"!=", T::kNe},
-    {"lt", T::kLt},
-    {"lessthan", T::kLt},
-    {"<", T::kLt},
-    {"le", T::kLe},
-    {"<=", T::kLe},
-    {"gt", T::kGt},
-    {"greaterthan", T::kGt},
-    {">", T::kGt},
-    {"ge", T::kGe},
-    {">=", T::kGe},
-    {"odd", T::kOdd},
-    {"even", T::kEven},
-    {"divisibleby", T::kDivisibleby},
-    {"lower", T::kLower},
-    {"upper", T::kUpper},
-};
-
 Result<const Value*> OneArg(const CallArgs& args, const char* test) {
   if (args.pos.size() != 1) return Status::Error(std::string(test) + " expects one argument");
   return &args.pos[0];
 }
 
+Result<bool> Defined(const Value& v, const CallArgs&) { return !v.is_undefined(); }
+Result<bool> Undefined(const Value& v, const CallArgs&) { return v.is_undefined(); }
+Result<bool> None(const Value& v, const CallArgs&) { return v.is_none(); }
+Result<bool> Boolean(const Value& v, const CallArgs&) { return v.is_bool(); }
+Result<bool> False(const Value& v, const CallArgs&) { return v.is_bool() && !v.b(); }
+Result<bool> True(const Value& v, const CallArgs&) { return v.is_bool() && v.b(); }
+Result<bool> Integer(const Value& v, const CallArgs&) { return v.is_int(); }
+Result<bool> Float(const Value& v, const CallArgs&) { return v.is_float(); }
+Result<bool> Number(const Value& v, const CallArgs&) { return v.is_number(); }
+Result<bool> String(const Value& v, const CallArgs&) { return v.is_string(); }
+Result<bool> Mapping(const Value& v, const CallArgs&) {
+  return v.is_object() && !v.obj().is_namespace;
+}
+Result<bool> Iterable(const Value& v, const CallArgs&) {
+  return v.is_array() || v.is_string() || v.is_undefined() ||
+         (v.is_object() && !v.obj().is_namespace);
+}
+Result<bool> Callable(const Value& v, const CallArgs&) { return v.is_callable(); }
+
+Result<bool> Sameas(const Value& v, const CallArgs& args) {
+  BRISK_ASSIGN_OR_RETURN(const Value* o, OneArg(args, "sameas"));
+  if (v.kind() != o->kind()) return false;
+  if (v.is_none() || v.is_undefined()) return true;
+  if (v.is_bool()) return v.b() == o->b();
+  if (v.is_array()) return &v.arr() == &o->arr();
+  if (v.is_object()) return &v.obj() == &o->obj();
+  return Equals(v, *o);
+}
+
+Result<bool> In(const Value& v, const CallArgs& args) {
+  BRISK_ASSIGN_OR_RETURN(const Value* o, OneArg(args, "in"));
+  if (o->is_string()) return v.is_string() && o->s().find(v.s()) != std::string::npos;
+  if (o->is_object()) return v.is_string() && o->obj().Find(v.s()) != nullptr;
+  BRISK_ASSIGN_OR_RETURN(std::vector<Value> items, internal::IterItems(*o));
+  return std::any_of(items.begin(), items.end(), [&](const Value& x) { return Equals(v, x); });
+}
+
+Result<bool> Eq(const Value& v, const CallArgs& args) {
+  BRISK_ASSIGN_OR_RETURN(const Value* o, OneArg(args, "eq"));
+  return Equals(v, *o);
+}
+Result<bool> Ne(const Value& v, const CallArgs& args) {
+  BRISK_ASSIGN_OR_RETURN(const Value* o, OneArg(args, "eq"));
+  return !Equals(v, *o);
+}
+
+// An ordering test: `accept` says which signs of Compare(v, arg) pass.
+Result<bool> Ordering(const Value& v, const CallArgs& args, bool (*accept)(int)) {
+  BRISK_ASSIGN_OR_RETURN(const Value* o, OneArg(args, "comparison"));
+  BRISK_ASSIGN_OR_RETURN(int c, Compare(v, *o));
+  return accept(c);
+}
+Result<bool> Lt(const Value& v, const CallArgs& a) {
+  return Ordering(v, a, [](int c) { return c < 0; });
+}
+Result<bool> Le(const Value& v, const CallArgs& a) {
+  return Ordering(v, a, [](int c) { return c <= 0; });
+}
+Result<bool> Gt(const Value& v, const CallArgs& a) {
+  return Ordering(v, a, [](int c) { return c > 0; });
+}
+Result<bool> Ge(const Value& v, const CallArgs& a) {
+  return Ordering(v, a, [](int c) { return c >= 0; });
+}
+
+Result<bool> Odd(const Value& v, const CallArgs&) {
+  if (!v.is_integral()) return Status::Error("expects an integer");
+  return v.i() % 2 != 0;
+}
+Result<bool> Even(const Value& v, const CallArgs&) {
+  if (!v.is_integral()) return Status::Error("expects an integer");
+  return v.i() % 2 == 0;
+}
+
+Result<bool> Divisibleby(const Value& v, const CallArgs& args) {
+  BRISK_ASSIGN_OR_RETURN(const Value* o, OneArg(args, "divisibleby"));
+  if (!v.is_integral() || !o->is_integral()) return Status::Error("expects integers");
+  if (o->i() == 0) return Status::Error("division by zero");
+  return o->i() == -1 || v.i() % o->i() == 0;
+}
+
+Result<bool> Lower(const Value& v, const CallArgs&) {
+  return v.is_string() && text::Lower(v.s()) == v.s();
+}
+Result<bool> Upper(const Value& v, const CallArgs&) {
+  return v.is_string() && text::Upper(v.s()) == v.s();
+}
+
+using TestFn = Result<bool> (*)(const Value& v, const CallArgs& args);
+
+struct Test {
+  std::string_view name;
+  TestFn apply;
+};
+
+// Every supported test by name; a test's id is its index here.
+constexpr Test kTests[] = {
+    {"defined", Defined},
+    {"undefined", Undefined},
+    {"none", None},
+    {"boolean", Boolean},
+    {"false", False},
+    {"true", True},
+    {"integer", Integer},
+    {"float", Float},
+    {"number", Number},
+    {"string", String},
+    {"mapping", Mapping},
+    {"iterable", Iterable},
+    {"sequence", Iterable},
+    {"callable", Callable},
+    {"sameas", Sameas},
+    {"in", In},
+    {"eq", Eq},
+    {"equalto", Eq},
+    {"==", Eq},
+    {"ne", Ne},
+    {"!=", Ne},
+    {"lt", Lt},
+    {"lessthan", Lt},
+    {"<", Lt},
+    {"le", Le},
+    {"<=", Le},
+    {"gt", Gt},
+    {"greaterthan", Gt},
+    {">", Gt},
+    {"ge", Ge},
+    {">=", Ge},
+    {"odd", Odd},
+    {"even", Even},
+    {"divisibleby", Divisibleby},
+    {"lower", Lower},
+    {"upper", Upper},
+};
+
 }  // namespace
 
 int FindTest(std::string_view name) {
-  for (const TestName& t : kTests) {
-    if (t.name == name) return static_cast<int>(t.id);
+  for (size_t i = 0; i < std::size(kTests); ++i) {
+    if (kTests[i].name == name) return static_cast<int>(i);
   }
   return -1;
 }
 
 Result<bool> ApplyTest(int id, const Value& v, const CallArgs& args) {
-  switch (static_cast<T>(id)) {
-    case T::kDefined:
-      return !v.is_undefined();
-    case T::kUndefined:
-      return v.is_undefined();
-    case T::kNone:
-      return v.is_none();
-    case T::kBoolean:
-      return v.is_bool();
-    case T::kFalse:
-      return v.is_bool() && !v.b();
-    case T::kTrue:
-      return v.is_bool() && v.b();
-    case T::kInteger:
-      return v.is_int();
-    case T::kFloat:
-      return v.is_float();
-    case T::kNumber:
-      return v.is_number();
-    case T::kString:
-      return v.is_string();
-    case T::kMapping:
-      return v.is_object() && !v.obj().is_namespace;
-    case T::kIterable:
-      return v.is_array() || v.is_string() || v.is_undefined() ||
-             (v.is_object() && !v.obj().is_namespace);
-    case T::kSequence:
-      return v.is_array() || v.is_string() || v.is_undefined() ||
-             (v.is_object() && !v.obj().is_namespace);
-    case T::kCallable:
-      return v.is_callable();
-    case T::kSameas: {
-      BRISK_ASSIGN_OR_RETURN(const Value* o, OneArg(args, "sameas"));
-      if (v.kind() != o->kind()) return false;
-      if (v.is_none() || v.is_undefined()) return true;
-      if (v.is_bool()) return v.b() == o->b();
-      if (v.is_array()) return &v.arr() == &o->arr();
-      if (v.is_object()) return &v.obj() == &o->obj();
-      return Equals(v, *o);
-    }
-    case T::kIn: {
-      BRISK_ASSIGN_OR_RETURN(const Value* o, OneArg(args, "in"));
-      if (o->is_string()) return v.is_string() && o->s().find(v.s()) != std::string::npos;
-      if (o->is_object()) return v.is_string() && o->obj().Find(v.s()) != nullptr;
-      BRISK_ASSIGN_OR_RETURN(std::vector<Value> items, internal::IterItems(*o));
-      return std::any_of(items.begin(), items.end(), [&](const Value& x) { return Equals(v, x); });
-    }
-    case T::kEq:
-    case T::kNe: {
-      BRISK_ASSIGN_OR_RETURN(const Value* o, OneArg(args, "eq"));
-      return Equals(v, *o) == (static_cast<T>(id) == T::kEq);
-    }
-    case T::kLt:
-    case T::kLe:
-    case T::kGt:
-    case T::kGe: {
-      BRISK_ASSIGN_OR_RETURN(const Value* o, OneArg(args, "comparison"));
-      BRISK_ASSIGN_OR_RETURN(int c, Compare(v, *o));
-      switch (static_cast<T>(id)) {
-        case T::kLt:
-          return c < 0;
-        case T::kLe:
-          return c <= 0;
-        case T::kGt:
-          return c > 0;
-        default:
-          return c >= 0;
-      }
-    }
-    case T::kOdd:
-    case T::kEven:
-      if (!v.is_integral()) return Status::Error("expects an integer");
-      return (v.i() % 2 != 0) == (static_cast<T>(id) == T::kOdd);
-    case T::kDivisibleby: {
-      BRISK_ASSIGN_OR_RETURN(const Value* o, OneArg(args, "divisibleby"));
-      if (!v.is_integral() || !o->is_integral()) return Status::Error("expects integers");
-      if (o->i() == 0) return Status::Error("division by zero");
-      return o->i() == -1 || v.i() % o->i() == 0;
-    }
-    case T::kLower:
-      return v.is_string() && text::Lower(v.s()) == v.s();
-    case T::kUpper:
-      return v.is_string() && text::Upper(v.s()) == v.s();
-  }
-  return Status::Error("unknown test");
+  if (id < 0 || static_cast<size_t>(id) >= std::size(kTests)) return Status::Error("unknown test");
+  return kTests[id].apply(v, args);
 }
 
 // ---------------------------------------------------------------- methods
 
 namespace {
 
-Result<Value> StringMethod(const std::string& s, std::string_view name, const CallArgs& args) {
-  auto str_arg = [&](size_t i, std::string_view kw) -> const std::string* {
-    const Value* v = args.Get(i, kw);
-    return v && v->is_string() ? &v->s() : nullptr;
-  };
-  if (name == "startswith" || name == "endswith") {
-    const Value* p = args.Get(0, "prefix");
-    if (p == nullptr) return Status::Error(std::string(name) + "() takes at least 1 argument");
-    std::vector<std::string> cands;
-    if (p->is_string()) {
-      cands.push_back(p->s());
-    } else if (p->is_array()) {
-      for (const Value& x : p->arr().items) {
-        if (!x.is_string()) return Status::Error(std::string(name) + "() expects strings");
-        cands.push_back(x.s());
-      }
-    } else {
-      return Status::Error(std::string(name) + "() expects a string or a tuple of strings");
+// The string argument at position `i` or keyword `kw`; nullptr when absent or not a string.
+const std::string* StrArg(const CallArgs& args, size_t i, std::string_view kw) {
+  const Value* v = args.Get(i, kw);
+  return v && v->is_string() ? &v->s() : nullptr;
+}
+
+// str.startswith / str.endswith with a string or a tuple of candidates.
+Result<Value> StartsOrEndsWith(const std::string& s, std::string_view name, const CallArgs& args) {
+  const Value* p = args.Get(0, "prefix");
+  if (p == nullptr) return Status::Error(std::string(name) + "() takes at least 1 argument");
+  std::vector<std::string> cands;
+  if (p->is_string()) {
+    cands.push_back(p->s());
+  } else if (p->is_array()) {
+    for (const Value& x : p->arr().items) {
+      if (!x.is_string()) return Status::Error(std::string(name) + "() expects strings");
+      cands.push_back(x.s());
     }
-    const bool starts = name == "startswith";
-    for (const std::string& c : cands) {
-      if (starts ? s.starts_with(c) : s.ends_with(c)) return Value::Bool(true);
-    }
-    return Value::Bool(false);
+  } else {
+    return Status::Error(std::string(name) + "() expects a string or a tuple of strings");
   }
-  if (name == "strip" || name == "lstrip" || name == "rstrip") {
-    const std::string* chars = str_arg(0, "chars");
-    return Value::Str(std::string(text::Strip(s, chars, name != "rstrip", name != "lstrip")));
+  const bool starts = name == "startswith";
+  for (const std::string& c : cands) {
+    if (starts ? s.starts_with(c) : s.ends_with(c)) return Value::Bool(true);
   }
-  if (name == "split" || name == "rsplit") {
-    const std::string* sep = str_arg(0, "sep");
-    if (sep != nullptr && sep->empty()) return Status::Error("empty separator");
-    const int64_t maxsplit = internal::IntArg(args.Get(1, "maxsplit"), -1);
-    std::vector<Value> parts;
-    for (std::string& p : text::Split(s, sep, maxsplit, name == "rsplit")) {
-      parts.push_back(Value::Str(std::move(p)));
-    }
-    return Value::List(std::move(parts));
+  return Value::Bool(false);
+}
+
+Result<Value> SplitMethod(const std::string& s, std::string_view name, const CallArgs& args) {
+  const std::string* sep = StrArg(args, 0, "sep");
+  if (sep != nullptr && sep->empty()) return Status::Error("empty separator");
+  const int64_t maxsplit = internal::IntArg(args.Get(1, "maxsplit"), -1);
+  std::vector<Value> parts;
+  for (std::string& p : text::Split(s, sep, maxsplit, name == "rsplit")) {
+    parts.push_back(Value::Str(std::move(p)));
   }
-  if (name == "splitlines") {
-    std::vector<Value> parts;
-    for (std::string_view l : text::SplitLines(s)) parts.push_back(Value::Str(l));
-    return Value::List(std::move(parts));
+  return Value::List(std::move(parts));
+}
+
+Result<Value> ReplaceMethod(const std::string& s, const CallArgs& args) {
+  const std::string* from = StrArg(args, 0, "old");
+  const std::string* to = StrArg(args, 1, "new");
+  if (from == nullptr || to == nullptr) return Status::Error("replace() expects two strings");
+  if (to->size() > from->size() && (to->size() - from->size()) * (s.size() + 1) > args.max_string) {
+    return internal::TooLong();
   }
-  if (name == "upper") return Value::Str(text::Upper(s));
-  if (name == "lower") return Value::Str(text::Lower(s));
-  if (name == "title") return Value::Str(text::Title(s));
-  if (name == "capitalize") return Value::Str(text::Capitalize(s));
-  if (name == "replace") {
-    const std::string* from = str_arg(0, "old");
-    const std::string* to = str_arg(1, "new");
-    if (from == nullptr || to == nullptr) return Status::Error("replace() expects two strings");
-    if (to->size() > from->size() &&
-        (to->size() - from->size()) * (s.size() + 1) > args.max_string) {
-      return internal::TooLong();
-    }
-    return Value::Str(text::Replace(s, *from, *to, internal::IntArg(args.Get(2, "count"), -1)));
+  return Value::Str(text::Replace(s, *from, *to, internal::IntArg(args.Get(2, "count"), -1)));
+}
+
+// str.find / rfind / index / count; positions are in code points, as in Python.
+Result<Value> FindMethod(const std::string& s, std::string_view name, const CallArgs& args) {
+  const std::string* sub = StrArg(args, 0, "sub");
+  if (sub == nullptr) return Status::Error(std::string(name) + "() expects a string");
+  if (name == "count") {
+    if (sub->empty()) return Value::Int(static_cast<int64_t>(text::Length(s)) + 1);
+    int64_t n = 0;
+    for (size_t p = s.find(*sub); p != std::string::npos; p = s.find(*sub, p + sub->size())) ++n;
+    return Value::Int(n);
   }
-  if (name == "find" || name == "rfind" || name == "index" || name == "count") {
-    const std::string* sub = str_arg(0, "sub");
-    if (sub == nullptr) return Status::Error(std::string(name) + "() expects a string");
-    if (name == "count") {
-      if (sub->empty()) return Value::Int(static_cast<int64_t>(text::Length(s)) + 1);
-      int64_t n = 0;
-      for (size_t p = s.find(*sub); p != std::string::npos; p = s.find(*sub, p + sub->size())) ++n;
-      return Value::Int(n);
-    }
-    const size_t p = name == "rfind" ? s.rfind(*sub) : s.find(*sub);
-    if (p == std::string::npos) {
-      if (name == "index") return Status::Error("substring not found");
-      return Value::Int(-1);
-    }
-    return Value::Int(static_cast<int64_t>(text::CodePointIndex(s, p)));
+  const size_t p = name == "rfind" ? s.rfind(*sub) : s.find(*sub);
+  if (p == std::string::npos) {
+    if (name == "index") return Status::Error("substring not found");
+    return Value::Int(-1);
   }
-  if (name == "join") {
-    const Value* items = args.Get(0, "iterable");
-    if (items == nullptr) return Status::Error("join() expects an iterable");
-    BRISK_ASSIGN_OR_RETURN(std::vector<Value> parts, internal::IterItems(*items));
-    std::string out;
-    for (size_t i = 0; i < parts.size(); ++i) {
-      if (!parts[i].is_string()) return Status::Error("join() expects strings");
-      if (i > 0) out += s;
-      out += parts[i].s();
-      if (out.size() > args.max_string) return internal::TooLong();
-    }
-    return Value::Str(std::move(out));
+  return Value::Int(static_cast<int64_t>(text::CodePointIndex(s, p)));
+}
+
+Result<Value> JoinMethod(const std::string& s, const CallArgs& args) {
+  const Value* items = args.Get(0, "iterable");
+  if (items == nullptr) return Status::Error("join() expects an iterable");
+  BRISK_ASSIGN_OR_RETURN(std::vector<Value> parts, internal::IterItems(*items));
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (!parts[i].is_string()) return Status::Error("join() expects strings");
+    if (i > 0) out += s;
+    out += parts[i].s();
+    if (out.size() > args.max_string) return internal::TooLong();
   }
-  if (name == "format") {
-    BRISK_ASSIGN_OR_RETURN(std::string out, StrFormat(s, args));
-    return Value::Str(std::move(out));
-  }
+  return Value::Str(std::move(out));
+}
+
+// The character-class predicates: isdigit, isalpha, isalnum, isspace, islower, isupper.
+Result<Value> CharClassMethod(const std::string& s, std::string_view name) {
   auto all_of = [&](auto pred) {
     if (s.empty()) return Value::Bool(false);
     return Value::Bool(std::all_of(s.begin(), s.end(),
@@ -381,6 +352,34 @@ Result<Value> StringMethod(const std::string& s, std::string_view name, const Ca
     return Value::Bool(text::Upper(s) == s && text::Lower(s) != s);
   }
   return Status::Error("unsupported method '" + std::string(name) + "' of str");
+}
+
+Result<Value> StringMethod(const std::string& s, std::string_view name, const CallArgs& args) {
+  if (name == "startswith" || name == "endswith") return StartsOrEndsWith(s, name, args);
+  if (name == "strip" || name == "lstrip" || name == "rstrip") {
+    const std::string* chars = StrArg(args, 0, "chars");
+    return Value::Str(std::string(text::Strip(s, chars, name != "rstrip", name != "lstrip")));
+  }
+  if (name == "split" || name == "rsplit") return SplitMethod(s, name, args);
+  if (name == "splitlines") {
+    std::vector<Value> parts;
+    for (std::string_view l : text::SplitLines(s)) parts.push_back(Value::Str(l));
+    return Value::List(std::move(parts));
+  }
+  if (name == "upper") return Value::Str(text::Upper(s));
+  if (name == "lower") return Value::Str(text::Lower(s));
+  if (name == "title") return Value::Str(text::Title(s));
+  if (name == "capitalize") return Value::Str(text::Capitalize(s));
+  if (name == "replace") return ReplaceMethod(s, args);
+  if (name == "find" || name == "rfind" || name == "index" || name == "count") {
+    return FindMethod(s, name, args);
+  }
+  if (name == "join") return JoinMethod(s, args);
+  if (name == "format") {
+    BRISK_ASSIGN_OR_RETURN(std::string out, StrFormat(s, args));
+    return Value::Str(std::move(out));
+  }
+  return CharClassMethod(s, name);
 }
 
 Result<Value> DictMethod(const ObjectData& o, std::string_view name, const CallArgs& args) {

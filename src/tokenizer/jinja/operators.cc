@@ -59,6 +59,86 @@ Result<Value> Repeat(const Value& seq, int64_t times, size_t max_bytes) {
   return Value::List(std::move(out), seq.arr().is_tuple);
 }
 
+// Python integer arithmetic for + - * // % and ** with a non-negative exponent; overflow is an
+// error instead of wrapping.
+Result<Value> IntArith(Op op, int64_t a, int64_t b) {
+  int64_t res = 0;
+  switch (op) {
+    case Op::kAdd:
+      if (__builtin_add_overflow(a, b, &res)) return Status::Error("integer overflow");
+      return Value::Int(res);
+    case Op::kSub:
+      if (__builtin_sub_overflow(a, b, &res)) return Status::Error("integer overflow");
+      return Value::Int(res);
+    case Op::kMul:
+      if (__builtin_mul_overflow(a, b, &res)) return Status::Error("integer overflow");
+      return Value::Int(res);
+    case Op::kFloorDiv: {
+      if (b == 0) return Status::Error("integer division by zero");
+      if (a == INT64_MIN && b == -1) return Status::Error("integer overflow");
+      int64_t q = a / b;
+      if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+      return Value::Int(q);
+    }
+    case Op::kMod: {
+      if (b == 0) return Status::Error("integer modulo by zero");
+      if (b == -1) return Value::Int(0);
+      int64_t m = a % b;
+      if (m != 0 && ((m < 0) != (b < 0))) m += b;
+      return Value::Int(m);
+    }
+    default: {  // Op::kPow
+      int64_t acc = 1;
+      for (int64_t i = 0; i < b; ++i) {
+        if (__builtin_mul_overflow(acc, a, &acc)) return Status::Error("integer overflow");
+        if (acc == 0 || acc == 1) break;
+        if (acc == -1) {
+          acc = ((b - i - 1) % 2 == 0) ? -1 : 1;
+          break;
+        }
+      }
+      return Value::Int(acc);
+    }
+  }
+}
+
+// Python float arithmetic for the binary arithmetic operators.
+Result<Value> FloatArith(Op op, double x, double y) {
+  switch (op) {
+    case Op::kAdd:
+      return Value::Float(x + y);
+    case Op::kSub:
+      return Value::Float(x - y);
+    case Op::kMul:
+      return Value::Float(x * y);
+    case Op::kDiv:
+      if (y == 0) return Status::Error("division by zero");
+      return Value::Float(x / y);
+    case Op::kFloorDiv:
+      if (y == 0) return Status::Error("float floor division by zero");
+      return Value::Float(std::floor(x / y));
+    case Op::kMod:
+      if (y == 0) return Status::Error("float modulo by zero");
+      return Value::Float(FloorMod(x, y));
+    default:  // Op::kPow
+      if (x == 0 && y < 0) return Status::Error("zero cannot be raised to a negative power");
+      return Value::Float(std::pow(x, y));
+  }
+}
+
+bool IsArithmetic(Op op) {
+  return op == Op::kAdd || op == Op::kSub || op == Op::kMul || op == Op::kDiv ||
+         op == Op::kFloorDiv || op == Op::kMod || op == Op::kPow;
+}
+
+// An arithmetic operator on two numbers: integers stay integers except for `/` and negative
+// powers, as in Python.
+Result<Value> NumberArith(Op op, const Value& l, const Value& r) {
+  const bool ints = l.is_integral() && r.is_integral();
+  if (ints && op != Op::kDiv && !(op == Op::kPow && r.i() < 0)) return IntArith(op, l.i(), r.i());
+  return FloatArith(op, l.f(), r.f());
+}
+
 }  // namespace
 
 Result<Value> Interpreter::Binary(Op op, Value l, const Value& r, const Expr& site) {
@@ -77,67 +157,10 @@ Result<Value> Interpreter::Binary(Op op, Value l, const Value& r, const Expr& si
                                l.TypeName() + "' and '" + r.TypeName() + "'");
   };
   if (l.is_number() && r.is_number()) {
-    const bool ints = l.is_integral() && r.is_integral();
-    const int64_t a = ints ? l.i() : 0;
-    const int64_t b = ints ? r.i() : 0;
-    const double x = l.f();
-    const double y = r.f();
-    int64_t res = 0;
-    switch (op) {
-      case Op::kAdd:
-        if (!ints) return Value::Float(x + y);
-        if (__builtin_add_overflow(a, b, &res)) return LineError(site, "integer overflow");
-        return Value::Int(res);
-      case Op::kSub:
-        if (!ints) return Value::Float(x - y);
-        if (__builtin_sub_overflow(a, b, &res)) return LineError(site, "integer overflow");
-        return Value::Int(res);
-      case Op::kMul:
-        if (!ints) return Value::Float(x * y);
-        if (__builtin_mul_overflow(a, b, &res)) return LineError(site, "integer overflow");
-        return Value::Int(res);
-      case Op::kDiv:
-        if (y == 0) return LineError(site, "division by zero");
-        return Value::Float(x / y);
-      case Op::kFloorDiv:
-        if (ints) {
-          if (b == 0) return LineError(site, "integer division by zero");
-          if (a == INT64_MIN && b == -1) return LineError(site, "integer overflow");
-          int64_t q = a / b;
-          if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-          return Value::Int(q);
-        }
-        if (y == 0) return LineError(site, "float floor division by zero");
-        return Value::Float(std::floor(x / y));
-      case Op::kMod:
-        if (ints) {
-          if (b == 0) return LineError(site, "integer modulo by zero");
-          if (b == -1) return Value::Int(0);
-          int64_t m = a % b;
-          if (m != 0 && ((m < 0) != (b < 0))) m += b;
-          return Value::Int(m);
-        }
-        if (y == 0) return LineError(site, "float modulo by zero");
-        return Value::Float(FloorMod(x, y));
-      case Op::kPow:
-        if (ints && b >= 0) {
-          int64_t acc = 1;
-          for (int64_t i = 0; i < b; ++i) {
-            if (__builtin_mul_overflow(acc, a, &acc)) return LineError(site, "integer overflow");
-            if (acc == 0 || acc == 1) break;
-            if (acc == -1) {
-              acc = ((b - i - 1) % 2 == 0) ? -1 : 1;
-              break;
-            }
-          }
-          return Value::Int(acc);
-        }
-        if (x == 0 && y < 0) return LineError(site, "zero cannot be raised to a negative power");
-        return Value::Float(std::pow(x, y));
-      default:
-        break;
-    }
-    return type_error();
+    if (!IsArithmetic(op)) return type_error();
+    Result<Value> v = NumberArith(op, l, r);
+    if (!v.ok()) return LineError(site, v.message());
+    return v;
   }
   switch (op) {
     case Op::kAdd:

@@ -310,6 +310,18 @@ Result<ExprPtr> Parser::ParsePrimary() {
   return Unexpected("an expression");
 }
 
+Result<ExprPtr> Parser::MakeOn(ExprKind kind, int line, ExprPtr operand) {
+  std::vector<ExprPtr> args;
+  args.push_back(std::move(operand));
+  return Make(kind, line, std::move(args));
+}
+
+Result<ExprPtr> Parser::ParseCall(ExprPtr callee, int line) {
+  BRISK_ASSIGN_OR_RETURN(ExprPtr call, MakeOn(ExprKind::kCall, line, std::move(callee)));
+  BRISK_RETURN_IF_ERROR(ParseCallArgs(call.get()));
+  return call;
+}
+
 Result<ExprPtr> Parser::ParsePostfix(ExprPtr node) {
   while (true) {
     const int line = Cur().line;
@@ -332,10 +344,7 @@ Result<ExprPtr> Parser::ParsePostfix(ExprPtr node) {
     } else if (SkipOp("[")) {
       BRISK_ASSIGN_OR_RETURN(node, ParseSubscript(std::move(node)));
     } else if (SkipOp("(")) {
-      std::vector<ExprPtr> args;
-      args.push_back(std::move(node));
-      BRISK_ASSIGN_OR_RETURN(node, Make(ExprKind::kCall, line, std::move(args)));
-      BRISK_RETURN_IF_ERROR(ParseCallArgs(node.get()));
+      BRISK_ASSIGN_OR_RETURN(node, ParseCall(std::move(node), line));
     } else {
       return node;
     }
@@ -404,10 +413,7 @@ Result<ExprPtr> Parser::ParseFilterExpr(ExprPtr node) {
     } else if (IsOp("(")) {
       const int line = Cur().line;
       Advance();
-      std::vector<ExprPtr> args;
-      args.push_back(std::move(node));
-      BRISK_ASSIGN_OR_RETURN(node, Make(ExprKind::kCall, line, std::move(args)));
-      BRISK_RETURN_IF_ERROR(ParseCallArgs(node.get()));
+      BRISK_ASSIGN_OR_RETURN(node, ParseCall(std::move(node), line));
     } else {
       return node;
     }
@@ -419,9 +425,7 @@ Result<ExprPtr> Parser::ParseFilter(ExprPtr node) {
   BRISK_ASSIGN_OR_RETURN(std::string name, ExpectName("a filter name"));
   const int id = FindFilter(name);
   if (id < 0) return Error(line, "unsupported filter '" + name + "'");
-  std::vector<ExprPtr> args;
-  args.push_back(std::move(node));
-  BRISK_ASSIGN_OR_RETURN(ExprPtr f, Make(ExprKind::kFilter, line, std::move(args)));
+  BRISK_ASSIGN_OR_RETURN(ExprPtr f, MakeOn(ExprKind::kFilter, line, std::move(node)));
   f->name = std::move(name);
   f->id = id;
   if (SkipOp("(")) BRISK_RETURN_IF_ERROR(ParseCallArgs(f.get()));
@@ -435,9 +439,7 @@ Result<ExprPtr> Parser::ParseTest(ExprPtr node) {
   BRISK_ASSIGN_OR_RETURN(std::string name, ExpectName("a test name"));
   const int id = FindTest(name);
   if (id < 0) return Error(line, "unsupported test '" + name + "'");
-  std::vector<ExprPtr> args;
-  args.push_back(std::move(node));
-  BRISK_ASSIGN_OR_RETURN(ExprPtr t, Make(ExprKind::kTest, line, std::move(args)));
+  BRISK_ASSIGN_OR_RETURN(ExprPtr t, MakeOn(ExprKind::kTest, line, std::move(node)));
   t->name = std::move(name);
   t->id = id;
   t->negate = negate;

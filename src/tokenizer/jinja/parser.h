@@ -73,8 +73,11 @@ class Parser {
   Result<ExprPtr> ParseSubscript(ExprPtr node);
   Result<ExprPtr> ParseFilter(ExprPtr node);
   Result<ExprPtr> ParseTest(ExprPtr node);
-  Status ParseCallArgs(Expr* call);  // after '(' up to and including ')'
+  Result<ExprPtr> ParseCall(ExprPtr callee, int line);  // after '(': callee(args...)
+  Status ParseCallArgs(Expr* call);                     // after '(' up to and including ')'
   Result<ExprPtr> Make(ExprKind kind, int line, std::vector<ExprPtr> args, Op op = Op::kNone);
+  // A node of `kind` whose only argument is `operand` (a call's callee, a filter's input, ...).
+  Result<ExprPtr> MakeOn(ExprKind kind, int line, ExprPtr operand);
   Status Finish(Expr* e);  // computes depth, enforces kMaxExprDepth
 
   // --- tokens

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "util/unicode_space.h"
+
 namespace brisk::jinja::text {
 
 uint32_t Decode(std::string_view s, size_t* pos) {
@@ -92,20 +94,9 @@ size_t CodePointIndex(std::string_view s, size_t byte_offset) {
 }
 
 bool IsSpace(uint32_t cp) {
+  // Python also counts the ASCII separators U+001C..U+001F as space.
   if (cp < 0x80) return cp == ' ' || (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x1F);
-  switch (cp) {
-    case 0x85:
-    case 0xA0:
-    case 0x1680:
-    case 0x2028:
-    case 0x2029:
-    case 0x202F:
-    case 0x205F:
-    case 0x3000:
-      return true;
-    default:
-      return cp >= 0x2000 && cp <= 0x200A;
-  }
+  return IsNonAsciiWhiteSpace(cp);
 }
 
 namespace {

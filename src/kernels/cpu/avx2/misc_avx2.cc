@@ -43,14 +43,7 @@ inline void QuantizeBlock(const __m256 x[4], int8_t* qs, ActMeta* m) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(qs), ordered);
   const int h0 = HSum(_mm256_add_epi32(q[0], q[1]));
   const int sum = h0 + HSum(_mm256_add_epi32(q[2], q[3]));
-  m->d = d;
-  m->dsum = d * float(sum);
-  m->neg8 = -8 * sum;
-  m->neg16 = -16 * sum;
-  m->neg128 = -128 * sum;
-  m->neg32h[0] = -32 * h0;
-  m->neg32h[1] = -32 * (sum - h0);
-  m->sum = sum;
+  FillActMeta(d, sum, h0, m);
 }
 
 void QuantizeRow(const float* x, int64_t cols, int8_t* qs, ActMeta* meta) {

@@ -107,6 +107,15 @@ void DequantGroup(const uint8_t* group, int64_t cols, uint16_t* scratch) {
 }
 
 // C tiles 0-3 = the products over all nb blocks of token tiles x0, x1 (A-tile order) with the
+// Block b of the group at b0: C0 += A(x0) B, C1 += A(x1) B, with x0 and x1 left in tiles 4, 5.
+inline void FirstGroupStep(const uint16_t* x0, const uint16_t* x1, const uint16_t* b0, int64_t b) {
+  _tile_loadd(4, x0 + b * 512, 64);
+  _tile_loadd(6, b0 + b * 512, 64);
+  _tile_dpbf16ps(0, 4, 6);
+  _tile_loadd(5, x1 + b * 512, 64);
+  _tile_dpbf16ps(1, 5, 6);
+}
+
 // B tiles of one group at b0 (C 0, 1) and, unless b1 is null, another at b1 (C 2, 3).
 inline void TileProducts(const uint16_t* x0, const uint16_t* x1, const uint16_t* b0,
                          const uint16_t* b1, int64_t nb) {
@@ -116,23 +125,13 @@ inline void TileProducts(const uint16_t* x0, const uint16_t* x1, const uint16_t*
   _tile_zero(3);
   if (b1) {
     for (int64_t b = 0; b < nb; ++b) {
-      _tile_loadd(4, x0 + b * 512, 64);
-      _tile_loadd(6, b0 + b * 512, 64);
-      _tile_dpbf16ps(0, 4, 6);
-      _tile_loadd(5, x1 + b * 512, 64);
-      _tile_dpbf16ps(1, 5, 6);
+      FirstGroupStep(x0, x1, b0, b);  // leaves x0, x1 in tiles 4, 5
       _tile_loadd(7, b1 + b * 512, 64);
       _tile_dpbf16ps(2, 4, 7);
       _tile_dpbf16ps(3, 5, 7);
     }
   } else {
-    for (int64_t b = 0; b < nb; ++b) {
-      _tile_loadd(4, x0 + b * 512, 64);
-      _tile_loadd(6, b0 + b * 512, 64);
-      _tile_dpbf16ps(0, 4, 6);
-      _tile_loadd(5, x1 + b * 512, 64);
-      _tile_dpbf16ps(1, 5, 6);
-    }
+    for (int64_t b = 0; b < nb; ++b) FirstGroupStep(x0, x1, b0, b);
   }
 }
 

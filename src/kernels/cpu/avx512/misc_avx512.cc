@@ -28,14 +28,7 @@ inline void QuantizeBlock(__m512 x0, __m512 x1, int8_t* qs, ActMeta* m) {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(qs + 16), _mm512_cvtepi32_epi8(q1));
   const int h0 = _mm512_reduce_add_epi32(q0);
   const int sum = h0 + _mm512_reduce_add_epi32(q1);
-  m->d = d;
-  m->dsum = d * float(sum);
-  m->neg8 = -8 * sum;
-  m->neg16 = -16 * sum;
-  m->neg128 = -128 * sum;
-  m->neg32h[0] = -32 * h0;
-  m->neg32h[1] = -32 * (sum - h0);
-  m->sum = sum;
+  FillActMeta(d, sum, h0, m);
 }
 
 void QuantizeRow(const float* x, int64_t cols, int8_t* qs, ActMeta* meta) {
