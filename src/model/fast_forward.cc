@@ -14,13 +14,6 @@
 namespace brisk {
 namespace {
 
-std::vector<float> ToFloat(const WeightTensor& t) {
-  if (!t.present()) return {};
-  std::vector<float> out(size_t(t.cols) * size_t(t.rows));
-  DequantizeRow(t.type, t.data, out.data(), int64_t(out.size()));
-  return out;
-}
-
 WeightSource Src(const WeightTensor& t) { return {t.type, t.data, t.rows}; }
 
 // A view of rows [t0, t1) of a quantised-activation buffer.
@@ -98,20 +91,20 @@ FastForward::FastForward(const Model& model, ThreadPool& pool, int max_batch_tok
     p.wo = PackWeights(L.wo.type, L.wo.data, L.wo.rows, L.wo.cols, &pool);
     p.gate_up = PackWeightsConcat({Src(L.w_gate), Src(L.w_up)}, c_.n_embd, &pool);
     p.down = PackWeights(L.w_down.type, L.w_down.data, L.w_down.rows, L.w_down.cols, &pool);
-    p.attn_norm = ToFloat(L.attn_norm);
-    p.ffn_norm = ToFloat(L.ffn_norm);
+    p.attn_norm = DequantizeAll(L.attn_norm);
+    p.ffn_norm = DequantizeAll(L.ffn_norm);
     if (c_.qkv_bias) {
       for (const WeightTensor* b : {&L.bq, &L.bk, &L.bv}) {
-        std::vector<float> v = ToFloat(*b);
+        std::vector<float> v = DequantizeAll(*b);
         p.bqkv.insert(p.bqkv.end(), v.begin(), v.end());
       }
     }
-    p.q_norm = ToFloat(L.q_norm);
-    p.k_norm = ToFloat(L.k_norm);
+    p.q_norm = DequantizeAll(L.q_norm);
+    p.k_norm = DequantizeAll(L.k_norm);
     layers_.push_back(std::move(p));
   }
   output_ = PackWeights(w.output.type, w.output.data, w.output.rows, w.output.cols, &pool);
-  output_norm_ = ToFloat(w.output_norm);
+  output_norm_ = DequantizeAll(w.output_norm);
 
   const size_t T = size_t(max_tokens_);
   const size_t qkv_dim = size_t(c_.q_dim() + 2 * c_.kv_dim());

@@ -9,13 +9,6 @@
 namespace brisk {
 namespace {
 
-std::vector<float> ToFloat(const WeightTensor& t) {
-  if (!t.present()) return {};
-  std::vector<float> out(size_t(t.cols) * size_t(t.rows));
-  DequantizeRow(t.type, t.data, out.data(), int64_t(out.size()));
-  return out;
-}
-
 ref::Matrix AsMatrix(const WeightTensor& t) { return {t.type, t.data, t.rows, t.cols}; }
 
 }  // namespace
@@ -24,10 +17,11 @@ ReferenceForward::ReferenceForward(const Model& model, ThreadPool& pool, int max
     : model_(model), c_(model.config()), pool_(pool), max_tokens_(std::max(1, max_batch_tokens)) {
   const ModelWeights& w = model.weights();
   for (const LayerWeights& L : w.layers) {
-    lv_.push_back({ToFloat(L.attn_norm), ToFloat(L.ffn_norm), ToFloat(L.bq), ToFloat(L.bk),
-                   ToFloat(L.bv), ToFloat(L.q_norm), ToFloat(L.k_norm)});
+    lv_.push_back({DequantizeAll(L.attn_norm), DequantizeAll(L.ffn_norm), DequantizeAll(L.bq),
+                   DequantizeAll(L.bk), DequantizeAll(L.bv), DequantizeAll(L.q_norm),
+                   DequantizeAll(L.k_norm)});
   }
-  output_norm_ = ToFloat(w.output_norm);
+  output_norm_ = DequantizeAll(w.output_norm);
   const size_t T = size_t(max_tokens_);
   x_.resize(T * c_.n_embd);
   h_.resize(T * c_.n_embd);

@@ -1,6 +1,15 @@
 #include "model/weights.h"
 
+#include "quant/dequantize.h"
+
 namespace brisk {
+
+std::vector<float> DequantizeAll(const WeightTensor& t) {
+  if (!t.present()) return {};
+  std::vector<float> out(size_t(t.cols) * size_t(t.rows));
+  DequantizeRow(t.type, t.data, out.data(), int64_t(out.size()));
+  return out;
+}
 namespace {
 
 std::string ShapeString(int64_t cols, int64_t rows) {

@@ -25,6 +25,9 @@ struct WeightTensor {
   bool present() const { return data != nullptr; }
 };
 
+// Every value of t as floats (empty when t is absent): norms, biases and the reference paths.
+std::vector<float> DequantizeAll(const WeightTensor& t);
+
 struct LayerWeights {
   WeightTensor attn_norm, wq, wk, wv, wo, bq, bk, bv, q_norm, k_norm;
   WeightTensor ffn_norm, w_gate, w_up, w_down;
