@@ -21,6 +21,7 @@
 #include "model/default_model.h"
 #include "model/model_tokenizer.h"
 #include "model/synth.h"
+#include "server/api_error.h"
 #include "server/api_server.h"
 #include "server/batch_config.h"
 #include "server/http_server.h"
@@ -161,7 +162,8 @@ int RunServe(ServeOptions& o) {
       o.host, o.port, o.http_threads, limits,
       [&api](server::HttpRequest&& r, std::shared_ptr<server::HttpExchange> ex) {
         api.Handle(std::move(r), std::move(ex));
-      });
+      },
+      server::TransportErrorResponse);
   if (!http.ok()) return ReportError(http.status());
   std::printf("listening on http://%s:%d\n", o.host.c_str(), (*http)->port());
   std::fflush(stdout);

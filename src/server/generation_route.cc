@@ -83,18 +83,13 @@ void HandleGeneration(ApiServer& server, const LoadedModel& model, bool chat, Ht
     auto submitted = engine.Submit(std::move(gen));
     if (!submitted.ok()) {
       server.GenerationFinished();
-      const std::string& msg = submitted.message();
-      if (msg.rfind(kOverloadedPrefix, 0) == 0) {
+      HttpResponse r = ErrorResponse(ToApiError(submitted.status()));
+      if (submitted.code() == StatusCode::kResourceExhausted) {
         server.metrics()->OnRequestRejected();
-        HttpResponse r = ErrorResponse(MakeError(429, "rate_limit_error", msg, "overloaded"));
         r.headers.emplace_back(
             "Retry-After", std::to_string(std::max(1, int(server.options().retry_after_s + 0.5))));
-        return ex->Respond(std::move(r));
       }
-      if (msg.rfind("the engine is shutting down", 0) == 0)
-        return ex->Respond(
-            ErrorResponse(MakeError(503, "unavailable_error", msg, "shutting_down")));
-      return ex->Respond(ErrorResponse(BadRequest(msg)));
+      return ex->Respond(std::move(r));
     }
     id = *submitted;
     sink->StartLocked();
