@@ -22,6 +22,7 @@
 #include "model/default_model.h"
 #include "model/model_tokenizer.h"
 #include "model/synth.h"
+#include "server/api_error.h"
 #include "server/api_server.h"
 #include "server/batch_config.h"
 #include "server/http_server.h"
@@ -145,7 +146,8 @@ Result<std::unique_ptr<server::HttpServer>> StartHttp(const ServeOptions& o,
       o.host, o.port, o.http_threads, limits,
       [&api](server::HttpRequest&& r, std::shared_ptr<server::HttpExchange> ex) {
         api.Handle(std::move(r), std::move(ex));
-      });
+      },
+      server::TransportErrorResponse);
 }
 
 // Takes SIGTERM/SIGINT/SIGHUP/SIGUSR1 with sigwait on its own thread (every other thread keeps

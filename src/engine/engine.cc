@@ -7,6 +7,7 @@
 #include <random>
 
 #include "engine/output_processor.h"
+#include "engine/request_validation.h"
 #include "tokenizer/detokenizer.h"
 #include "util/clock.h"
 
@@ -107,37 +108,18 @@ NumericsClass Engine::PromptClassFor(int num_prompt) const {
 Result<uint64_t> Engine::Submit(GenerationRequest req) {
   const int V = fwd_->config().n_vocab;
   if (!req.sink) return Status::Error("request has no sink");
-  if (req.prompt.empty()) return Status::Error("the prompt is empty");
-  for (int32_t t : req.prompt)
-    if (t < 0 || t >= V)
-      return Status::Error("prompt token id " + std::to_string(t) +
-                           " is outside the vocabulary (0.." + std::to_string(V - 1) + ")");
-  if (int64_t(req.prompt.size()) >= config_.max_model_len)
-    return Status::Error("the prompt has " + std::to_string(req.prompt.size()) +
-                         " tokens; max_model_len is " + std::to_string(config_.max_model_len) +
-                         " (prompt + at least one generated token)");
-  if (req.max_tokens < 1)
-    return Status::Error("max_tokens must be >= 1, got " + std::to_string(req.max_tokens));
-  if (req.min_tokens < 0 || req.min_tokens > req.max_tokens)
-    return Status::Error("min_tokens must be in 0..max_tokens, got " +
-                         std::to_string(req.min_tokens));
-  if (!std::isfinite(req.timeout_s) || req.timeout_s < 0)
-    return Status::Error("timeout must be a finite number of seconds >= 0");
-  for (int32_t t : req.stop_token_ids)
-    if (t < 0 || t >= V) return Status::Error("stop token id " + std::to_string(t) + " is invalid");
-  if (!req.stop.empty() && !tokenizer_)
-    return Status::Error("stop strings need a tokenizer (none loaded)");
-  BRISK_RETURN_IF_ERROR(ValidateSamplingParams(req.sampling, V));
+  BRISK_RETURN_IF_ERROR(
+      ValidateGenerationRequest(req, {V, config_.max_model_len, tokenizer_ != nullptr}));
 
   std::unique_ptr<RequestState> a = NewRequestState(std::move(req));
   uint64_t id;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stop_) return Status::Error("the engine is shutting down");
+    if (stop_) return Status::Unavailable("the engine is shutting down");
     if (queued_ >= config_.max_waiting + max_num_seqs_.load()) {
       ++stats_.rejected;
-      return Status::Error("overloaded: " + std::to_string(queued_) +
-                           " requests are queued or running; retry later");
+      return Status::ResourceExhausted("overloaded: " + std::to_string(queued_) +
+                                       " requests are queued or running; retry later");
     }
     id = next_id_++;
     a->id = id;

@@ -51,9 +51,6 @@ struct EngineStats {
   double tpot_target_ms = 0;       // slo: the target in force
 };
 
-// Submit's error message for a full waiting queue starts with this (servers answer 429).
-inline constexpr const char* kOverloadedPrefix = "overloaded";
-
 class Engine {
  public:
   // `model` (and `tokenizer`, when given) must outlive the engine. Without a tokenizer, token
@@ -65,8 +62,10 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Validates and queues a request; its sink then receives events on the engine thread. Errors
-  // (bad input, "overloaded" when the waiting queue is full) leave the engine untouched.
+  // Validates (request_validation.h) and queues a request; its sink then receives events on the
+  // engine thread. Errors leave the engine untouched: invalid_argument / out_of_range /
+  // failed_precondition for the request, resource_exhausted when the waiting queue is full,
+  // unavailable while shutting down.
   Result<uint64_t> Submit(GenerationRequest request);
   // Ends a request at the next step (kCancelled) and frees its blocks; unknown ids are ignored.
   void Cancel(uint64_t id);

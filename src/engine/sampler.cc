@@ -34,46 +34,22 @@ std::string Format(const char* fmt, ...) {
 
 }  // namespace
 
-Status ValidateSamplingParams(const SamplingParams& p, int n_vocab) {
+Status ValidateSamplingParams(const SamplingParams& p, int n_vocab, const SamplingRanges& r) {
   if (n_vocab <= 0) return Status::Error(Format("n_vocab must be > 0, got %d", n_vocab));
-  if (!std::isfinite(p.temperature) || p.temperature < 0.0f) {
-    return Status::Error(
-        Format("temperature must be a finite number >= 0, got %g", double(p.temperature)));
-  }
-  if (!(p.top_p > 0.0f && p.top_p <= 1.0f)) {
-    return Status::Error(Format("top_p must be in (0, 1], got %g", double(p.top_p)));
-  }
-  if (!(p.min_p >= 0.0f && p.min_p <= 1.0f)) {
-    return Status::Error(Format("min_p must be in [0, 1], got %g", double(p.min_p)));
-  }
-  if (!std::isfinite(p.repetition_penalty) || !(p.repetition_penalty > 0.0f)) {
-    return Status::Error(Format("repetition_penalty must be a finite number > 0, got %g",
-                                double(p.repetition_penalty)));
-  }
-  if (!(p.presence_penalty >= -2.0f && p.presence_penalty <= 2.0f)) {
-    return Status::Error(
-        Format("presence_penalty must be in [-2, 2], got %g", double(p.presence_penalty)));
-  }
-  if (!(p.frequency_penalty >= -2.0f && p.frequency_penalty <= 2.0f)) {
-    return Status::Error(
-        Format("frequency_penalty must be in [-2, 2], got %g", double(p.frequency_penalty)));
-  }
-  if (p.penalty_last_n < -1) {
-    return Status::Error(
-        Format("penalty_last_n must be >= -1 (-1 = whole context), got %d", p.penalty_last_n));
-  }
-  if (p.top_logprobs < 0 || p.top_logprobs > 20) {
-    return Status::Error(Format("top_logprobs must be in [0, 20], got %d", p.top_logprobs));
-  }
+  BRISK_RETURN_IF_ERROR(CheckFloat(r.temperature, "temperature", p.temperature));
+  BRISK_RETURN_IF_ERROR(CheckInt(r.top_k, "top_k", p.top_k));
+  BRISK_RETURN_IF_ERROR(CheckFloat(r.top_p, "top_p", p.top_p));
+  BRISK_RETURN_IF_ERROR(CheckFloat(r.min_p, "min_p", p.min_p));
+  BRISK_RETURN_IF_ERROR(
+      CheckFloat(r.repetition_penalty, "repetition_penalty", p.repetition_penalty));
+  BRISK_RETURN_IF_ERROR(CheckFloat(r.presence_penalty, "presence_penalty", p.presence_penalty));
+  BRISK_RETURN_IF_ERROR(CheckFloat(r.frequency_penalty, "frequency_penalty", p.frequency_penalty));
+  BRISK_RETURN_IF_ERROR(CheckInt(r.penalty_last_n, "penalty_last_n", p.penalty_last_n));
+  BRISK_RETURN_IF_ERROR(CheckInt(r.top_logprobs, "top_logprobs", p.top_logprobs));
   for (const auto& [id, bias] : p.logit_bias) {
-    if (id < 0 || id >= n_vocab) {
-      return Status::Error(
-          Format("logit_bias token id %d is out of range [0, %d)", int(id), n_vocab));
-    }
-    if (!std::isfinite(bias)) {
-      return Status::Error(
-          Format("logit_bias value for token %d must be finite, got %g", int(id), double(bias)));
-    }
+    BRISK_RETURN_IF_ERROR(CheckTokenId(id, n_vocab, "logit_bias"));
+    BRISK_RETURN_IF_ERROR(
+        CheckFloat(r.logit_bias, "logit_bias", bias, Format("logit_bias[%d]", int(id))));
   }
   return Status::Ok();
 }

@@ -24,12 +24,15 @@
 // every SIMD tier (tests check both, bit for bit).
 #pragma once
 
+#include <cfloat>
+#include <climits>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <utility>
 #include <vector>
 
+#include "engine/param_range.h"
 #include "engine/vocab_ops.h"
 #include "util/status.h"
 
@@ -52,9 +55,48 @@ struct SamplingParams {
   bool logprobs = false;         // report the chosen token's log-prob
 };
 
-// Checks the ranges a request may carry (OpenAI ranges where they exist). The message names the
-// field and the offending value.
-Status ValidateSamplingParams(const SamplingParams& p, int n_vocab);
+// The ranges of the sampling parameters, all in one place. A bound at FLT_MAX only says "a float
+// holds it" (the sampler needs finite values).
+struct SamplingRanges {
+  ParamRange temperature, top_k, top_p, min_p, repetition_penalty, presence_penalty,
+      frequency_penalty, penalty_last_n, top_logprobs;
+  ParamRange logit_bias;  // each bias value; the ids are token ids
+};
+
+// What the sampler computes correctly: the engine holds every request to these (the CLI and the
+// benchmarks may use all of them, e.g. temperatures above 2).
+inline constexpr SamplingRanges kSamplerRanges = {
+    .temperature = {0, FLT_MAX},
+    .top_k = IntRange(INT_MIN, INT_MAX),  // <= 0: disabled
+    .top_p = {0, 1, /*lo_open=*/true},
+    .min_p = {0, 1},
+    .repetition_penalty = {0, FLT_MAX, /*lo_open=*/true},
+    .presence_penalty = {-2, 2},
+    .frequency_penalty = {-2, 2},
+    .penalty_last_n = IntRange(-1, INT_MAX),
+    .top_logprobs = IntRange(0, 20),
+    .logit_bias = {-FLT_MAX, FLT_MAX},
+};
+
+// The narrower ranges the OpenAI API documents (top_k: vLLM's): the server holds its clients to
+// these, since they expect its 400s there.
+inline constexpr SamplingRanges kOpenAiRanges = {
+    .temperature = {0, 2},
+    .top_k = IntRange(-1, INT_MAX),
+    .top_p = kSamplerRanges.top_p,
+    .min_p = kSamplerRanges.min_p,
+    .repetition_penalty = kSamplerRanges.repetition_penalty,
+    .presence_penalty = kSamplerRanges.presence_penalty,
+    .frequency_penalty = kSamplerRanges.frequency_penalty,
+    .penalty_last_n = kSamplerRanges.penalty_last_n,
+    .top_logprobs = kSamplerRanges.top_logprobs,
+    .logit_bias = {-100, 100},
+};
+
+// Checks every field against `ranges` and the logit_bias ids against the vocabulary. Errors are
+// invalid_argument with field() = the parameter's name; the message quotes the offending value.
+Status ValidateSamplingParams(const SamplingParams& p, int n_vocab,
+                              const SamplingRanges& ranges = kSamplerRanges);
 
 struct TokenLogprob {
   int32_t token;

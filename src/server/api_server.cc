@@ -86,8 +86,7 @@ void ApiServer::Handle(HttpRequest&& r, std::shared_ptr<HttpExchange> ex) {
 
   if (!Authorized(r)) {
     HttpResponse resp = ErrorResponse(
-        MakeError(401, "authentication_error", "invalid or missing API key (Authorization: Bearer)",
-                  "invalid_api_key"));
+        ToApiError(Status::Unauthenticated("invalid or missing API key (Authorization: Bearer)")));
     resp.headers.emplace_back("WWW-Authenticate", "Bearer");
     return ex->Respond(std::move(resp));
   }
@@ -103,22 +102,22 @@ void ApiServer::Handle(HttpRequest&& r, std::shared_ptr<HttpExchange> ex) {
   if (chat || completion || tokenize || detokenize) {
     if (!post)
       return ex->Respond(ErrorResponse(
-          MakeError(405, "invalid_request_error", "use POST for " + p, "method_not_allowed")));
+          HttpError(405, "use POST for " + p, "method_not_allowed")));
     if (!loaded_.load())
       return ex->Respond(ErrorResponse(
-          MakeError(503, "unavailable_error", "the model is still loading", "model_loading")));
+          ToApiError(Status::Unavailable("the model is still loading"), "model_loading")));
     if (tokenize) return ex->Respond(Tokenize(r));
     if (detokenize) return ex->Respond(Detokenize(r));
     if (draining_.load()) {
       HttpResponse resp = ErrorResponse(
-          MakeError(503, "unavailable_error", "the server is shutting down", "shutting_down"));
+          ToApiError(Status::Unavailable("the server is shutting down"), "shutting_down"));
       resp.headers.emplace_back("Connection", "close");
       return ex->Respond(std::move(resp));
     }
     return HandleGeneration(*this, model_, chat, std::move(r), std::move(ex));
   }
   ex->Respond(ErrorResponse(
-      MakeError(404, "not_found_error", "no route for " + r.method + " " + p, "not_found")));
+      ToApiError(Status::NotFound("no route for " + r.method + " " + p))));
 }
 
 HttpResponse ApiServer::Health() const {
@@ -212,7 +211,7 @@ HttpResponse ApiServer::Metrics() const {
 HttpResponse ApiServer::AdminConfig(const HttpRequest& r) {
   if (!loaded_.load())
     return ErrorResponse(
-        MakeError(503, "unavailable_error", "the model is still loading", "model_loading"));
+        ToApiError(Status::Unavailable("the model is still loading"), "model_loading"));
   Engine& e = *model_.engine;
   if (r.method != "GET" && r.method != "HEAD") {
     HttpResponse err;

@@ -70,19 +70,15 @@ std::unique_ptr<ResponseWriter> MakeWriter(ApiServer& server, const LoadedModel&
   return std::make_unique<ChatResponseWriter>(std::move(wo), tool_seed);
 }
 
-// Engine::Submit's refusal as the client's answer.
+// Engine::Submit's refusal as the client's answer: status and type from the error's code.
 HttpResponse SubmitErrorResponse(ApiServer& server, const Status& st) {
-  const std::string& msg = st.message();
-  if (msg.rfind(kOverloadedPrefix, 0) == 0) {
+  HttpResponse r = ErrorResponse(ToApiError(st));
+  if (st.code() == StatusCode::kResourceExhausted) {
     server.metrics()->OnRequestRejected();
-    HttpResponse r = ErrorResponse(MakeError(429, "rate_limit_error", msg, "overloaded"));
     r.headers.emplace_back("Retry-After",
                            std::to_string(std::max(1, int(server.options().retry_after_s + 0.5))));
-    return r;
   }
-  if (msg.rfind("the engine is shutting down", 0) == 0)
-    return ErrorResponse(MakeError(503, "unavailable_error", msg, "shutting_down"));
-  return ErrorResponse(BadRequest(msg));
+  return r;
 }
 
 }  // namespace

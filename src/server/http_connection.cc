@@ -15,8 +15,6 @@
 #include <limits>
 #include <utility>
 
-#include "server/api_error.h"
-
 namespace brisk::server::http_internal {
 namespace {
 
@@ -75,14 +73,6 @@ std::string FormatRemote(const tcp::socket& socket) {
   return ip + ":" + std::to_string(ep.port());
 }
 
-ApiError MakeError(int status, std::string type, std::string message) {
-  ApiError e;
-  e.status = status;
-  e.type = std::move(type);
-  e.message = std::move(message);
-  return e;
-}
-
 // Runs a handler-supplied callback; its exceptions must not unwind through an I/O thread.
 void RunCallback(const std::function<void()>& callback) {
   if (!callback) return;
@@ -96,6 +86,15 @@ void RunCallback(const std::function<void()>& callback) {
 }
 
 }  // namespace
+
+HttpResponse ServerCore::ErrorResponse(int status, const std::string& message) const {
+  if (error_body) return error_body(status, message);
+  HttpResponse r;
+  r.status = status;
+  r.content_type = "text/plain";
+  r.body = message + "\n";
+  return r;
+}
 
 Connection::Connection(std::shared_ptr<ServerCore> core, tcp::socket socket, uint64_t id)
     : core_(std::move(core)),
@@ -259,10 +258,9 @@ void Connection::Dispatch() {
   try {
     core_->handler(std::move(request), ex);
   } catch (const std::exception& e) {
-    ExRespond(*ex, ErrorResponse(
-                       MakeError(500, "server_error", std::string("internal error: ") + e.what())));
+    ExRespond(*ex, core_->ErrorResponse(500, std::string("internal error: ") + e.what()));
   } catch (...) {
-    ExRespond(*ex, ErrorResponse(MakeError(500, "server_error", "internal error")));
+    ExRespond(*ex, core_->ErrorResponse(500, "internal error"));
   }
 }
 
@@ -420,7 +418,7 @@ std::string Connection::Head(int status, const std::string& content_type,
 void Connection::SendErrorAndClose(int status, std::string message) {
   keep_alive_ = false;
   version_ = 11;
-  HttpResponse r = ErrorResponse(MakeError(status, "invalid_request_error", std::move(message)));
+  HttpResponse r = core_->ErrorResponse(status, message);
   std::string bytes = Head(r.status, r.content_type, r.headers,
                            "Content-Length: " + std::to_string(r.body.size()) + "\r\n") +
                       r.body;

@@ -45,12 +45,16 @@ class Connection;
 
 // Shared by the server and every connection (see the lifetime note above).
 struct ServerCore {
-  ServerCore(const HttpLimits& l, HttpHandler h, int threads)
-      : ioc(threads), limits(l), handler(std::move(h)) {}
+  ServerCore(const HttpLimits& l, HttpHandler h, HttpErrorBody e, int threads)
+      : ioc(threads), limits(l), handler(std::move(h)), error_body(std::move(e)) {}
+
+  // The response for a failure of the transport itself (error_body's, else plain text).
+  HttpResponse ErrorResponse(int status, const std::string& message) const;
 
   net::io_context ioc;  // declared first: destroyed last
   const HttpLimits limits;
   const HttpHandler handler;
+  const HttpErrorBody error_body;
   std::atomic<size_t> open_connections{0};
   std::atomic<size_t> active_exchanges{0};
   std::atomic<bool> draining{false};  // StopAccepting() called: answer with Connection: close

@@ -206,10 +206,12 @@ void ServerImpl::Stop() {
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& host, int port,
                                                       int threads, const HttpLimits& limits,
-                                                      HttpHandler handler) {
+                                                      HttpHandler handler,
+                                                      HttpErrorBody error_body) {
   if (!handler) return Status::Error("HttpServer::Start: no request handler");
   threads = std::max(1, threads);
-  auto core = std::make_shared<ServerCore>(limits, std::move(handler), threads);
+  auto core =
+      std::make_shared<ServerCore>(limits, std::move(handler), std::move(error_body), threads);
   auto server = std::make_unique<ServerImpl>(std::move(core));
   BRISK_RETURN_IF_ERROR(server->Listen(host, port));
   server->Run(threads);

@@ -1,10 +1,12 @@
-// HTTP/1.1 transport for `brisk serve` (DESIGN §3 "HTTP threads", §6 "Limits"), on Boost.Beast/Asio.
-// It knows nothing about OpenAI or the engine: it parses requests within hard limits, hands each
-// complete request to one handler, and carries the handler's answer back — a whole response, or a
-// stream of pieces (Server-Sent Events) that may be produced on any thread (the engine thread's
-// request sinks). Slow or vanished clients never block anyone: headers and bodies must arrive
-// within their timeouts, writes that stall past the write timeout close the connection, and a
-// client that goes away is reported to the handler through the exchange's disconnect callback.
+// HTTP/1.1 transport for `brisk serve` (DESIGN §3 "HTTP threads", §6 "Limits"), on
+// Boost.Beast/Asio. It knows nothing about OpenAI or the engine (the body of its own error
+// responses comes from an HttpErrorBody the caller installs): it parses requests within hard
+// limits, hands each complete request to one handler, and carries the handler's answer back — a
+// whole response, or a stream of pieces (Server-Sent Events) that may be produced on any thread
+// (the engine thread's request sinks). Slow or vanished clients never block anyone: headers and
+// bodies must arrive within their timeouts, writes that stall past the write timeout close the
+// connection, and a client that goes away is reported to the handler through the exchange's
+// disconnect callback.
 #pragma once
 
 #include <cstddef>
@@ -20,7 +22,7 @@
 namespace brisk::server {
 
 struct HttpLimits {
-  size_t max_body_bytes = 8u << 20;    // larger bodies: 413, connection closed
+  size_t max_body_bytes = 8u << 20;     // larger bodies: 413, connection closed
   size_t max_header_bytes = 16u << 10;  // request line + headers; larger: 431, closed
   double header_timeout_s = 10;         // the whole header must arrive within this (slowloris)
   double body_timeout_s = 30;           // the whole body must arrive within this
@@ -30,10 +32,10 @@ struct HttpLimits {
 };
 
 struct HttpRequest {
-  std::string method;  // "GET", "POST", ...
-  std::string target;  // as sent: path + optional "?query"
-  std::string path;    // target without the query
-  std::string query;   // after '?', or ""
+  std::string method;                                        // "GET", "POST", ...
+  std::string target;                                        // as sent: path + optional "?query"
+  std::string path;                                          // target without the query
+  std::string query;                                         // after '?', or ""
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
   std::string body;
   std::string remote;  // peer "ip:port"
@@ -69,13 +71,18 @@ class HttpExchange {
 };
 
 using HttpHandler = std::function<void(HttpRequest&& request, std::shared_ptr<HttpExchange> ex)>;
+// Builds the response for a failure of the transport itself (413, 431, 400 malformed request, 500
+// when the handler throws): the layer above installs one so these look like its own errors.
+// Without one the body is the message as text/plain.
+using HttpErrorBody = std::function<HttpResponse(int status, const std::string& message)>;
 
 class HttpServer {
  public:
   // Binds host:port (port 0: an ephemeral port, see port()) and starts `threads` I/O threads.
   // Errors: the address cannot be parsed or bound ("127.0.0.1:8080: address already in use").
   static Result<std::unique_ptr<HttpServer>> Start(const std::string& host, int port, int threads,
-                                                   const HttpLimits& limits, HttpHandler handler);
+                                                   const HttpLimits& limits, HttpHandler handler,
+                                                   HttpErrorBody error_body = {});
   virtual ~HttpServer() = default;  // = Stop()
   virtual int port() const = 0;
   // Stops accepting new connections (drain); open connections go on.

@@ -6,6 +6,7 @@
 #include <limits>
 #include <utility>
 
+#include "engine/request_validation.h"
 #include "server/chat_prompt.h"
 #include "tokenizer/unicode.h"
 
@@ -13,12 +14,6 @@ namespace brisk::server {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-std::string Num(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%g", v);
-  return buf;
-}
 
 // What the presets of DESIGN §6 set; explicit request fields win.
 struct Preset {
@@ -63,46 +58,35 @@ class Fields {
     return std::nullopt;
   }
 
-  // A finite number in [lo, hi] (lo excluded when lo_open).
-  std::optional<ApiError> Float(const char* key, double lo, double hi, bool lo_open,
-                                float* out) const {
+  // A number within the engine's range r (request_validation.h, sampler.h).
+  std::optional<ApiError> Float(const char* key, const ParamRange& r, float* out) const {
     const Json* v = Get(key);
     if (!v) return std::nullopt;
     if (!v->is_number()) return TypeError(key, "a number", *v);
     const double d = v->get<double>();
-    if (std::isinf(hi) && d > std::numeric_limits<float>::max()) {  // the engine holds floats
-      return BadRequest(std::string(key) + " must be at most " +
-                            Num(std::numeric_limits<float>::max()) + ", got " + Num(d),
-                        key);
-    }
-    if (!std::isfinite(d) || (lo_open ? d <= lo : d < lo) || d > hi) {
-      // hi = infinity: only a lower bound.
-      const std::string range = std::isinf(hi) ? std::string(lo_open ? "> " : ">= ") + Num(lo)
-                                               : std::string("in ") + (lo_open ? "(" : "[") +
-                                                     Num(lo) + ", " + Num(hi) + "]";
-      return BadRequest(std::string(key) + " must be " + range + ", got " + Num(d), key);
-    }
+    if (Status st = CheckFloat(r, key, d); !st.ok()) return ToApiError(st);
     *out = static_cast<float>(d);
     return std::nullopt;
   }
 
-  // An integer in [lo, hi]; a float with an integral value counts (JavaScript clients).
-  std::optional<ApiError> Int(const char* key, int64_t lo, int64_t hi, int64_t* out) const {
+  // An integer within r (an int range); a float with an integral value counts (JavaScript
+  // clients).
+  std::optional<ApiError> Int(const char* key, const ParamRange& r, int64_t* out) const {
     const Json* v = Get(key);
     if (!v) return std::nullopt;
     int64_t x = 0;
     if (!AsInt64(*v, &x)) {
-      if (v->is_number_unsigned()) return RangeError(key, lo, hi, v->dump());
+      if (v->is_number_unsigned()) return ToApiError(RangeError(r, key, v->dump()));
       return TypeError(key, "an integer", *v);
     }
-    if (x < lo || x > hi) return RangeError(key, lo, hi, std::to_string(x));
+    if (Status st = CheckInt(r, key, x); !st.ok()) return ToApiError(st);
     *out = x;
     return std::nullopt;
   }
 
-  std::optional<ApiError> Int32(const char* key, int64_t lo, int64_t hi, int* out) const {
+  std::optional<ApiError> Int32(const char* key, const ParamRange& r, int* out) const {
     int64_t x = 0;
-    if (auto e = Int(key, lo, hi, &x)) return e;
+    if (auto e = Int(key, r, &x)) return e;
     if (Has(key)) *out = static_cast<int>(x);
     return std::nullopt;
   }
@@ -133,20 +117,14 @@ class Fields {
   static ApiError TypeError(const std::string& key, const char* expected, const Json& got) {
     return BadRequest(key + " must be " + expected + ", got " + JsonTypeName(got), key);
   }
-  static ApiError RangeError(const char* key, int64_t lo, int64_t hi, const std::string& got) {
-    const std::string range = hi == std::numeric_limits<int64_t>::max()
-                                  ? ">= " + std::to_string(lo)
-                                  : "in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-    return BadRequest(std::string(key) + " must be an integer " + range + ", got " + got, key);
-  }
 
  private:
   const Json& obj_;
 };
 
-constexpr int64_t kIntMax = std::numeric_limits<int>::max();
-constexpr int64_t kIntMin = std::numeric_limits<int>::min();
-constexpr double kInf = std::numeric_limits<double>::infinity();
+// Fields the engine does not range-check (n, best_of, priority): any value an int holds.
+constexpr ParamRange kAnyInt =
+    IntRange(std::numeric_limits<int>::min(), std::numeric_limits<int>::max());
 
 // Parses the body into a JSON object: valid UTF-8, bounded nesting, JSON syntax, an object.
 std::variant<Json, ApiError> ParseBody(std::string_view body) {
@@ -221,11 +199,8 @@ std::optional<ApiError> TokenIds(const Json& arr, const std::string& param, int 
       return Fields::TypeError(param + "[" + std::to_string(i) + "]", "a token id (integer)",
                                arr[i]);
     }
-    if (id < 0 || id >= n_vocab) {
-      return BadRequest(param + "[" + std::to_string(i) + "]: token id " + std::to_string(id) +
-                            " is out of range [0, " + std::to_string(n_vocab) + ")",
-                        param);
-    }
+    const Status st = CheckTokenId(id, n_vocab, param, param + "[" + std::to_string(i) + "]");
+    if (!st.ok()) return ToApiError(st);
     out->push_back(static_cast<int32_t>(id));
   }
   return std::nullopt;
@@ -243,18 +218,13 @@ std::optional<ApiError> ParseLogitBias(const Fields& f, int n_vocab, SamplingPar
       return BadRequest("logit_bias keys must be token ids (decimal integers), got '" + key + "'",
                         "logit_bias");
     }
-    if (id < 0 || id >= n_vocab) {
-      return BadRequest(
-          "logit_bias: token id " + key + " is out of range [0, " + std::to_string(n_vocab) + ")",
-          "logit_bias");
-    }
+    if (Status st = CheckTokenId(id, n_vocab, "logit_bias"); !st.ok()) return ToApiError(st);
     const Json& b = it.value();
     if (!b.is_number()) return Fields::TypeError("logit_bias[" + key + "]", "a number", b);
     const double d = b.get<double>();
-    if (!std::isfinite(d) || d < -100 || d > 100) {
-      return BadRequest("logit_bias[" + key + "] must be in [-100, 100], got " + Num(d),
-                        "logit_bias");
-    }
+    const Status st =
+        CheckFloat(kOpenAiRanges.logit_bias, "logit_bias", d, "logit_bias[" + key + "]");
+    if (!st.ok()) return ToApiError(st);
     sp->logit_bias.emplace_back(static_cast<int32_t>(id), static_cast<float>(d));
   }
   return std::nullopt;
@@ -275,9 +245,9 @@ std::optional<ApiError> ParseResponseFormat(const Fields& f, OpenAiRequest* r) {
     return std::nullopt;
   }
   if (type == "json_schema") {
-    return BadRequest(
+    return ToApiError(Status::Unimplemented(
         "response_format type 'json_schema' is not supported; use 'json_object' or 'text'",
-        "response_format", "unsupported_value");
+        "response_format"));
   }
   return BadRequest("response_format.type must be 'text' or 'json_object', got '" + type + "'",
                     "response_format");
@@ -287,11 +257,8 @@ std::optional<ApiError> ParseResponseFormat(const Fields& f, OpenAiRequest* r) {
 std::optional<ApiError> ParseCommon(const Fields& f, const RequestLimits& lim, OpenAiRequest* r) {
   if (auto e = f.String("model", &r->model)) return e;
   if (!r->model.empty() && r->model != lim.model_id) {
-    ApiError e =
-        BadRequest("The model `" + r->model + "` does not exist.", "model", "model_not_found");
-    e.status = 404;
-    e.type = "not_found_error";
-    return e;
+    return ToApiError(Status::NotFound("The model `" + r->model + "` does not exist.", "model"),
+                      "model_not_found");
   }
 
   const Preset* preset = nullptr;
@@ -313,15 +280,20 @@ std::optional<ApiError> ParseCommon(const Fields& f, const RequestLimits& lim, O
 
   // max_completion_tokens is OpenAI's newer name; it wins when both are sent.
   const char* max_key = f.Has("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
-  if (auto e = f.Int32(max_key, 1, kIntMax, &gen.max_tokens)) return e;
-  if (auto e = f.Float("temperature", 0, 2, false, &sp.temperature)) return e;
-  if (auto e = f.Float("top_p", 0, 1, true, &sp.top_p)) return e;
-  if (auto e = f.Int32("top_k", -1, kIntMax, &sp.top_k)) return e;
-  if (auto e = f.Float("min_p", 0, 1, false, &sp.min_p)) return e;
-  if (auto e = f.Float("presence_penalty", -2, 2, false, &sp.presence_penalty)) return e;
-  if (auto e = f.Float("frequency_penalty", -2, 2, false, &sp.frequency_penalty)) return e;
+  const SamplingRanges& ranges = kOpenAiRanges;
+  if (auto e = f.Int32(max_key, kMaxTokensRange, &gen.max_tokens)) return e;
+  if (auto e = f.Float("temperature", ranges.temperature, &sp.temperature)) return e;
+  if (auto e = f.Float("top_p", ranges.top_p, &sp.top_p)) return e;
+  if (auto e = f.Int32("top_k", ranges.top_k, &sp.top_k)) return e;
+  if (auto e = f.Float("min_p", ranges.min_p, &sp.min_p)) return e;
+  if (auto e = f.Float("presence_penalty", ranges.presence_penalty, &sp.presence_penalty)) {
+    return e;
+  }
+  if (auto e = f.Float("frequency_penalty", ranges.frequency_penalty, &sp.frequency_penalty)) {
+    return e;
+  }
   const char* rep_key = f.Has("repetition_penalty") ? "repetition_penalty" : "repeat_penalty";
-  if (auto e = f.Float(rep_key, 0, kInf, true, &sp.repetition_penalty)) return e;
+  if (auto e = f.Float(rep_key, ranges.repetition_penalty, &sp.repetition_penalty)) return e;
   if (const Json* seed = f.Get("seed")) {
     // Any 64-bit integer: negative seeds wrap, as Python clients may send them.
     int64_t s = 0;
@@ -334,7 +306,7 @@ std::optional<ApiError> ParseCommon(const Fields& f, const RequestLimits& lim, O
     }
   }
   int n = 1;
-  if (auto e = f.Int32("n", kIntMin, kIntMax, &n)) return e;
+  if (auto e = f.Int32("n", kAnyInt, &n)) return e;
   if (n != 1) {
     return BadRequest("n must be 1 (one choice per request), got " + std::to_string(n), "n");
   }
@@ -344,14 +316,9 @@ std::optional<ApiError> ParseCommon(const Fields& f, const RequestLimits& lim, O
     if (auto e = TokenIds(*ids, "stop_token_ids", lim.n_vocab, &gen.stop_token_ids)) return e;
   }
   if (auto e = ParseLogitBias(f, lim.n_vocab, &sp)) return e;
-  if (auto e = f.Int32("min_tokens", 0, kIntMax, &gen.min_tokens)) return e;
-  if (gen.min_tokens > gen.max_tokens) {
-    return BadRequest("min_tokens (" + std::to_string(gen.min_tokens) +
-                          ") must not exceed max_tokens (" + std::to_string(gen.max_tokens) + ")",
-                      "min_tokens");
-  }
+  if (auto e = f.Int32("min_tokens", kMinTokensRange, &gen.min_tokens)) return e;
   if (auto e = f.Bool("ignore_eos", &gen.ignore_eos)) return e;
-  if (auto e = f.Int32("priority", kIntMin, kIntMax, &gen.priority)) return e;
+  if (auto e = f.Int32("priority", kAnyInt, &gen.priority)) return e;
   if (auto e = ParseResponseFormat(f, r)) return e;
   if (auto e = f.Bool("stream", &r->stream)) return e;
   if (const Json* so = f.Get("stream_options")) {
@@ -368,12 +335,13 @@ std::optional<ApiError> ParseCommon(const Fields& f, const RequestLimits& lim, O
   return std::nullopt;
 }
 
-// The sampler's own range checks, as a safety net behind the field checks above.
-std::optional<ApiError> CheckSampling(const OpenAiRequest& r, int n_vocab) {
-  const Status st = ValidateSamplingParams(r.gen.sampling, n_vocab);
+// The engine's checks of the whole request (request_validation.h) at the OpenAI ranges: what no
+// single field shows (min_tokens <= max_tokens), and a net behind the field checks above.
+std::optional<ApiError> CheckRequest(const OpenAiRequest& r, int n_vocab) {
+  const Status st =
+      ValidateGenerationParams(r.gen, {n_vocab, 0, /*has_tokenizer=*/true}, kOpenAiRanges);
   if (st.ok()) return std::nullopt;
-  const std::string& m = st.message();
-  return BadRequest(m, m.substr(0, m.find(' ')));
+  return ToApiError(st);
 }
 
 std::optional<ApiError> ParsePrompt(const Fields& f, int n_vocab, OpenAiRequest* r) {
@@ -482,11 +450,11 @@ std::variant<OpenAiRequest, ApiError> ParseChatRequest(std::string_view body,
 
   SamplingParams& sp = r.gen.sampling;
   if (auto e = f.Bool("logprobs", &sp.logprobs)) return *e;
-  if (auto e = f.Int32("top_logprobs", 0, 20, &sp.top_logprobs)) return *e;
+  if (auto e = f.Int32("top_logprobs", kOpenAiRanges.top_logprobs, &sp.top_logprobs)) return *e;
   if (sp.top_logprobs > 0 && !sp.logprobs) {
     return BadRequest("top_logprobs requires logprobs to be true", "top_logprobs");
   }
-  if (auto e = CheckSampling(r, limits.n_vocab)) return *e;
+  if (auto e = CheckRequest(r, limits.n_vocab)) return *e;
   return r;
 }
 
@@ -504,9 +472,10 @@ std::variant<OpenAiRequest, ApiError> ParseCompletionRequest(std::string_view bo
 
   std::string suffix;
   if (auto e = f.String("suffix", &suffix)) return *e;
-  if (!suffix.empty()) return BadRequest("suffix is not supported", "suffix", "unsupported_value");
+  if (!suffix.empty())
+    return ToApiError(Status::Unimplemented("suffix is not supported", "suffix"));
   int best_of = 1;
-  if (auto e = f.Int32("best_of", kIntMin, kIntMax, &best_of)) return *e;
+  if (auto e = f.Int32("best_of", kAnyInt, &best_of)) return *e;
   if (best_of != 1) {
     return BadRequest("best_of must be 1, got " + std::to_string(best_of), "best_of");
   }
@@ -518,30 +487,21 @@ std::variant<OpenAiRequest, ApiError> ParseCompletionRequest(std::string_view bo
     if (lp->is_boolean()) {
       sp.logprobs = lp->get<bool>();
     } else {
-      if (auto e = f.Int32("logprobs", 0, 20, &sp.top_logprobs)) return *e;
+      if (auto e = f.Int32("logprobs", kOpenAiRanges.top_logprobs, &sp.top_logprobs)) return *e;
       sp.logprobs = true;
     }
   }
-  if (auto e = CheckSampling(r, limits.n_vocab)) return *e;
+  if (auto e = CheckRequest(r, limits.n_vocab)) return *e;
   return r;
 }
 
 std::optional<ApiError> CheckPromptLength(int prompt_tokens, int max_tokens, int max_model_len,
                                           int* clamped_max_tokens) {
   *clamped_max_tokens = max_tokens;
-  if (prompt_tokens >= max_model_len) {
-    const int64_t total = int64_t(prompt_tokens) + max_tokens;
-    return BadRequest("This model's maximum context length is " + std::to_string(max_model_len) +
-                          " tokens. However, you requested " + std::to_string(total) + " tokens (" +
-                          std::to_string(prompt_tokens) + " in the messages, " +
-                          std::to_string(max_tokens) +
-                          " in the completion). Please reduce the length of the messages or "
-                          "completion.",
-                      /*param=*/"", "context_length_exceeded");
+  if (Status st = CheckPromptFits(prompt_tokens, max_tokens, max_model_len); !st.ok()) {
+    return ToApiError(st);
   }
-  if (int64_t(prompt_tokens) + max_tokens > max_model_len) {
-    *clamped_max_tokens = max_model_len - prompt_tokens;
-  }
+  *clamped_max_tokens = FitMaxTokens(prompt_tokens, max_tokens, max_model_len);
   return std::nullopt;
 }
 

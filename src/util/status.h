@@ -1,5 +1,10 @@
 // Status / Result<T>: the error channel for everything that can fail because of input
 // (files, requests, user flags). Invariants use BRISK_CHECK instead (util/check.h).
+//
+// An error carries a code (what kind of failure: the server turns it into an HTTP status, see
+// server/api_error.h), a message for people, and optionally the name of the offending field
+// ("top_p", "messages[2].role"). Callers branch on code() and field(), never on the message:
+// rewording a message must change no behaviour.
 #pragma once
 
 #include <string>
@@ -10,26 +15,102 @@
 
 namespace brisk {
 
+enum class StatusCode {
+  kOk,
+  kInvalidArgument,     // bad input: a file, a flag, a request field (the common case)
+  kOutOfRange,          // valid input beyond a capacity of what is loaded (the context window)
+  kNotFound,            // a named thing does not exist (a model, a route)
+  kFailedPrecondition,  // the input is fine, the system cannot take it (no tokenizer loaded)
+  kUnimplemented,       // a known feature brisk does not support
+  kUnauthenticated,     // missing or wrong credentials
+  kResourceExhausted,   // full: retry later (the engine's waiting queue)
+  kUnavailable,         // not serving now (starting or shutting down)
+  kInternal,            // a bug or an unexpected failure of our own
+};
+
+const char* StatusCodeName(StatusCode code);  // "invalid_argument", ...
+
 class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
   static Status Ok() { return Status(); }
-  static Status Error(std::string message) { return Status(std::move(message)); }
+  // Bad input is the common case for files, flags and requests, so the shorthand means
+  // invalid_argument; use the named factories below for every other kind of failure.
+  static Status Error(std::string message) { return InvalidArgument(std::move(message)); }
 
-  bool ok() const { return !failed_; }
+  static Status InvalidArgument(std::string message, std::string field = {}) {
+    return Status(StatusCode::kInvalidArgument, std::move(message), std::move(field));
+  }
+  static Status OutOfRange(std::string message, std::string field = {}) {
+    return Status(StatusCode::kOutOfRange, std::move(message), std::move(field));
+  }
+  static Status NotFound(std::string message, std::string field = {}) {
+    return Status(StatusCode::kNotFound, std::move(message), std::move(field));
+  }
+  static Status FailedPrecondition(std::string message, std::string field = {}) {
+    return Status(StatusCode::kFailedPrecondition, std::move(message), std::move(field));
+  }
+  static Status Unimplemented(std::string message, std::string field = {}) {
+    return Status(StatusCode::kUnimplemented, std::move(message), std::move(field));
+  }
+  static Status Unauthenticated(std::string message) {
+    return Status(StatusCode::kUnauthenticated, std::move(message), {});
+  }
+  static Status ResourceExhausted(std::string message) {
+    return Status(StatusCode::kResourceExhausted, std::move(message), {});
+  }
+  static Status Unavailable(std::string message) {
+    return Status(StatusCode::kUnavailable, std::move(message), {});
+  }
+  static Status Internal(std::string message) {
+    return Status(StatusCode::kInternal, std::move(message), {});
+  }
+
+  bool ok() const { return code_ == StatusCode::kOk; }
+  StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
+  const std::string& field() const { return field_; }  // "" when no single field is at fault
 
-  // Returns a copy of this error with `context` prepended ("context: message").
+  // Returns a copy of this error with `context` prepended ("context: message"); the code and the
+  // field stay.
   Status WithContext(const std::string& context) const {
     if (ok()) return *this;
-    return Status(context + ": " + message_);
+    return Status(code_, context + ": " + message_, field_);
   }
 
  private:
-  explicit Status(std::string message) : failed_(true), message_(std::move(message)) {}
-  bool failed_ = false;
+  Status(StatusCode code, std::string message, std::string field)
+      : code_(code), message_(std::move(message)), field_(std::move(field)) {}
+  StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  std::string field_;
 };
+
+inline const char* StatusCodeName(StatusCode code) {
+  switch (code) {  // a table: one name per code
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidArgument:
+      return "invalid_argument";
+    case StatusCode::kOutOfRange:
+      return "out_of_range";
+    case StatusCode::kNotFound:
+      return "not_found";
+    case StatusCode::kFailedPrecondition:
+      return "failed_precondition";
+    case StatusCode::kUnimplemented:
+      return "unimplemented";
+    case StatusCode::kUnauthenticated:
+      return "unauthenticated";
+    case StatusCode::kResourceExhausted:
+      return "resource_exhausted";
+    case StatusCode::kUnavailable:
+      return "unavailable";
+    case StatusCode::kInternal:
+      return "internal";
+  }
+  return "?";
+}
 
 template <typename T>
 class [[nodiscard]] Result {
@@ -41,7 +122,10 @@ class [[nodiscard]] Result {
 
   bool ok() const { return std::holds_alternative<T>(v_); }
   Status status() const { return ok() ? Status::Ok() : std::get<Status>(v_); }
+  StatusCode code() const { return ok() ? StatusCode::kOk : std::get<Status>(v_).code(); }
+  // The error's message and field (only when !ok()).
   const std::string& message() const { return std::get<Status>(v_).message(); }
+  const std::string& field() const { return std::get<Status>(v_).field(); }
 
   T& value() & {
     BRISK_CHECK(ok());

@@ -1,7 +1,6 @@
 // HttpServer over real sockets: raw POSIX clients send exact bytes (including malformed and slow
 // ones) and parse the answers themselves, so the transport is checked against the wire format.
 #include "server/http_server.h"
-#include "util/clock.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -20,6 +19,9 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "server/api_error.h"
+#include "util/clock.h"
 
 namespace brisk::server {
 namespace {
@@ -240,8 +242,9 @@ HttpLimits FastLimits() {
 
 class HttpServerTest : public ::testing::Test {
  protected:
-  void Start(HttpLimits limits = FastLimits()) {
-    auto r = HttpServer::Start("127.0.0.1", 0, 2, limits, f_.Handler());
+  // By default with the API layer's error bodies, as `brisk serve` installs them.
+  void Start(HttpLimits limits = FastLimits(), HttpErrorBody error_body = TransportErrorResponse) {
+    auto r = HttpServer::Start("127.0.0.1", 0, 2, limits, f_.Handler(), std::move(error_body));
     ASSERT_TRUE(r.ok()) << r.status().message();
     server_ = std::move(r).value();
     port_ = server_->port();
@@ -333,6 +336,16 @@ TEST_F(HttpServerTest, ChunkedBodyAndExpectContinue) {
   r = c.Ask("abc");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->body, "POST /e q= x-test=- headers=host,content-length,expect body=abc");
+}
+
+TEST_F(HttpServerTest, WithoutAnErrorBodyHookTransportErrorsArePlainText) {
+  Start(FastLimits(), nullptr);
+  Client c(port_);
+  auto r = c.Ask("GET / HTTP/1.1\r\nHost: t\r\nX-Big: " + std::string(2000, 'a') + "\r\n\r\n");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 431);
+  EXPECT_EQ(r->headers.at("content-type"), "text/plain");
+  EXPECT_EQ(r->body, "request header exceeds the limit of 1024 bytes\n");
 }
 
 TEST_F(HttpServerTest, BodyOverLimitIs413AndHeaderOverLimitIs431) {
