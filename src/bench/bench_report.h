@@ -38,6 +38,9 @@ struct ServerSide {
   int64_t prefix_queried_tokens = 0, prefix_hit_tokens = 0;
   int64_t generation_tokens = 0;  // the server's count (cross-checks the clients' count)
   double kv_usage_max = 0;        // 0..1, highest sampled
+  // Prompt tokens computed, prefix-cache hits excluded (in-process; bench engine reads it, the
+  // sweep's reports do not show it).
+  int64_t prompt_tokens = 0;
 };
 
 // One measured setting.

@@ -16,7 +16,7 @@
 namespace brisk {
 
 struct EngineTargetOptions {
-  std::string model;  // resolved path
+  std::string model;  // resolved path (with a loaded model: only its name in the report)
   int threads = 0;    // 0 = one per core
   // Engine settings that are not swept (0 = the engine's default).
   int max_model_len = 0;
@@ -26,6 +26,12 @@ struct EngineTargetOptions {
   double request_timeout_s = 600;  // engine deadline of every request
 };
 
+// Loads the model, its tokenizer and chat template (errors without them: the sweep sends chat).
 Result<std::unique_ptr<LoadTarget>> CreateEngineTarget(const EngineTargetOptions& options);
+// With a loaded model (both must outlive the target); `tokenizer` may be null, and without it or
+// a chat template only requests with prompt_ids can be sent (bench engine).
+Result<std::unique_ptr<LoadTarget>> CreateEngineTarget(const Model& model,
+                                                       const Tokenizer* tokenizer,
+                                                       const EngineTargetOptions& options);
 
 }  // namespace brisk

@@ -13,6 +13,8 @@
 #include <thread>
 
 #include "bench/http_client.h"
+#include "bench/http_target.h"
+#include "bench/load_driver.h"
 #include "bench/prometheus_text.h"
 #include "bench/rss_sampler.h"
 #include "runtime/cpu_features.h"
@@ -28,6 +30,8 @@ constexpr int kWarmupMaxTokens = 16;
 constexpr int kScrapeRetries = 10;
 constexpr auto kScrapeRetryDelay = std::chrono::milliseconds(100);
 constexpr double kScrapeTimeoutS = 30;
+// The target ends a request at request_timeout_s; the driver gives up this much later.
+constexpr double kGiveUpSlackS = 60;
 
 std::string Shorten(std::string_view s, size_t n = 200) {
   std::string out(s.substr(0, n));
@@ -179,148 +183,92 @@ std::string BenchPrompt(int index, int prompt_len_words, uint64_t seed) {
 
 namespace {
 
-struct LoopResult {
-  std::vector<RequestOutcome> outcomes;
-  double t0 = 0;
-};
+// The measured request number `index`: a distinct user message, fixed output length, greedy.
+BenchRequest PromptRequest(const HttpBenchOptions& o, int index, int max_tokens) {
+  BenchRequest r;
+  r.user = BenchPrompt(index, o.prompt_len, o.seed);
+  r.max_tokens = max_tokens;
+  r.ignore_eos = true;  // fixed output lengths, as in bench engine
+  r.temperature = 0;
+  return r;
+}
 
-class Bench {
+HttpTargetOptions TargetOptions(const HttpBenchOptions& o) {
+  HttpTargetOptions t;
+  t.url = o.url;
+  t.api_key = o.api_key;
+  t.model = o.model;
+  t.completions = o.completions;
+  t.scrape_metrics = false;  // --metrics scrapes around each level itself (CheckMetrics)
+  t.connect_timeout_s = o.connect_timeout_s;
+  t.request_timeout_s = o.request_timeout_s;
+  return t;
+}
+
+// bench http's levels, as driver points on the HTTP target.
+class HttpBench {
  public:
-  Bench(const HttpBenchOptions& o, HttpUrl url) : o_(o), url_(std::move(url)) {
-    client_.connect_timeout_s = o.connect_timeout_s;
-    client_.total_timeout_s = o.request_timeout_s;
-    if (!o.api_key.empty()) client_.headers.push_back({"Authorization", "Bearer " + o.api_key});
-  }
+  HttpBench(LoadTarget& target, const HttpBenchOptions& o, HttpUrl url)
+      : target_(target), o_(o), url_(std::move(url)) {}
 
-  // GET base + path, bounded well below a request's timeout (these answer at once).
-  HttpCallResult Get(const std::string& path) {
-    HttpClientOptions opts = client_;
-    opts.total_timeout_s = std::min(o_.request_timeout_s, kScrapeTimeoutS);
-    HttpCallRequest req;
-    req.method = "GET";
-    req.target = url_.base_path + path;
-    return HttpCall(url_, opts, std::move(req));
-  }
-
-  bool WaitUntilReady() {
-    return WaitWhileLoading(url_, client_, o_.request_timeout_s, o_.progress);
-  }
-
-  // The first model the server lists; "" (requests then name none) when it lists nothing.
-  std::string DiscoverModel(std::string* server) {
-    HttpCallResult r = Get("/v1/models");
-    *server = r.server;
-    const std::string failure = DescribeHttpFailure(r);
-    if (failure.empty())
-      if (std::string id = FirstModelId(r.body); !id.empty()) return id;
-    if (o_.progress)
-      std::fprintf(stderr, "note: no model from GET /v1/models (%s); requests name none\n",
-                   failure.empty() ? "no data[0].id" : failure.c_str());
-    return "";
-  }
-
-  Result<ServerCounters> Scrape() {
-    HttpCallResult r = Get("/metrics");
-    if (std::string f = DescribeHttpFailure(r); !f.empty())
-      return Status::Error("GET /metrics: " + f);
-    return ParseServerCounters(r.body);
-  }
-
-  HttpCallRequest MakeRequest(int index, int max_tokens) const {
-    nlohmann::ordered_json j;
-    if (!model_.empty()) j["model"] = model_;
-    const std::string prompt = BenchPrompt(index, o_.prompt_len, o_.seed);
-    if (o_.completions)
-      j["prompt"] = prompt;
-    else
-      j["messages"] = nlohmann::ordered_json::array({{{"role", "user"}, {"content", prompt}}});
-    j["max_tokens"] = max_tokens;
-    j["temperature"] = 0.0;
-    j["ignore_eos"] = true;  // fixed output lengths, as in bench engine
-    j["stream"] = true;
-    j["stream_options"] = {{"include_usage", true}};
-    HttpCallRequest req;
-    req.target = url_.base_path + (o_.completions ? "/v1/completions" : "/v1/chat/completions");
-    req.body = j.dump();
-    return req;
-  }
-
-  // C clients, each sending its next request when the last one ended: n requests in all, or,
-  // with duration_s > 0, new requests until duration_s has passed (those in flight then run to
-  // their end and count, so a level lasts duration_s plus at most one request).
-  LoopResult ClosedLoop(int C, int n, double duration_s, int max_tokens) {
-    HttpClientLoop loop(url_, client_);
-    LoopResult res;
-    if (n > 0) res.outcomes.reserve(size_t(n));
-    int issued = 0;
-    double deadline = 0;
-    std::function<void(int)> issue = [&](int conn) {
-      if (duration_s > 0 ? BenchNowS() >= deadline : issued >= n) return;
-      ++issued;
-      const size_t slot = res.outcomes.size();
-      res.outcomes.emplace_back();
-      loop.Send(conn, MakeRequest(next_prompt_++, max_tokens),
-                [&res, &issue, conn, slot](HttpCallResult r) {
-                  res.outcomes[slot] = AnalyzeStream(r);
-                  issue(conn);
-                });
-    };
-    res.t0 = BenchNowS();
-    deadline = res.t0 + duration_s;
-    for (int c = 0; c < C; ++c) issue(loop.AddConnection());
-    loop.Run();
-    return res;
+  // C clients sending n requests (or for duration_s) of max_tokens; what each measured.
+  std::vector<RequestRecord> Run(int C, int n, double duration_s, int max_tokens,
+                                 BenchPoint* point = nullptr) {
+    PointPlan plan;
+    plan.label = "c=" + std::to_string(C);
+    plan.concurrency = C;
+    plan.num_prompts = n;
+    plan.duration_s = duration_s;
+    plan.make_request = [this, max_tokens](int i) { return PromptRequest(o_, i, max_tokens); };
+    plan.first_request = next_prompt_;
+    plan.unique_prompts = false;  // BenchPrompt numbers them already
+    plan.give_up_s = o_.request_timeout_s + kGiveUpSlackS;
+    std::vector<RequestRecord> records;
+    BenchPoint p = RunPoint(target_, plan, nullptr, &records);
+    next_prompt_ += int(records.size());
+    if (point) *point = std::move(p);
+    return records;
   }
 
   HttpBenchRun Level(int C) {
-    HttpBenchRun run;
-    run.concurrency = C;
     const int n = o_.duration_s > 0 ? 0 : o_.num_prompts > 0 ? o_.num_prompts : std::max(4 * C, 8);
     Result<ServerCounters> before = Status::Error("not scraped");
     if (o_.metrics) before = Scrape();
-    LoopResult lr = ClosedLoop(C, n, o_.duration_s, o_.output_len);
-
-    run.requests = int(lr.outcomes.size());
-    double t_end = lr.t0;
-    std::vector<double> ttft, tpot, itl, e2e;
-    std::set<std::string> messages;
-    int succeeded = 0;
-    for (const RequestOutcome& r : lr.outcomes) {
-      t_end = std::max(t_end, r.end_s);
-      if (!r.ok) {
-        ++run.failures;
-        if (messages.size() < kMaxFailureMessages && messages.insert(r.error).second)
-          run.failure_messages.push_back(r.error);
-        continue;
-      }
-      ++succeeded;
-      int tokens = r.completion_tokens;
-      if (tokens < 0) {  // no usage chunk: one token per content event is the best guess
-        ++run.usage_missing;
-        tokens = int(r.content_s.size());
-      }
-      run.completion_tokens += tokens;
-      run.prompt_tokens += std::max(r.prompt_tokens, 0);
-      e2e.push_back(1e3 * (r.end_s - r.start_s));
-      if (r.content_s.empty()) continue;
-      ttft.push_back(1e3 * (r.content_s.front() - r.start_s));
-      if (tokens >= 2)
-        tpot.push_back(1e3 * (r.content_s.back() - r.content_s.front()) / double(tokens - 1));
-      for (size_t k = 1; k < r.content_s.size(); ++k)
-        itl.push_back(1e3 * (r.content_s[k] - r.content_s[k - 1]));
-    }
-    run.wall_s = t_end - lr.t0;
-    if (run.wall_s > 0) {
-      run.output_tok_s = double(run.completion_tokens) / run.wall_s;
-      run.total_tok_s = double(run.prompt_tokens + run.completion_tokens) / run.wall_s;
-      run.request_s = double(succeeded) / run.wall_s;
-    }
-    run.ttft_ms = Summarize(std::move(ttft));
-    run.tpot_ms = Summarize(std::move(tpot));
-    run.itl_ms = Summarize(std::move(itl));
-    run.e2e_ms = Summarize(std::move(e2e));
-    if (o_.metrics) run.metrics = CheckMetrics(before, run.completion_tokens, succeeded);
+    BenchPoint p;
+    const std::vector<RequestRecord> recs = Run(C, n, o_.duration_s, o_.output_len, &p);
+    HttpBenchRun run;
+    run.concurrency = C;
+    run.requests = p.requests;
+    run.failures = p.failures;
+    run.failure_messages = p.failure_messages;
+    run.wall_s = p.wall_s;
+    run.prompt_tokens = p.prompt_tokens;
+    run.completion_tokens = p.output_tokens;
+    for (const RequestRecord& r : recs)  // their content events were counted as tokens
+      if (r.ok && r.output_tokens < 0) ++run.usage_missing;
+    run.output_tok_s = p.output_tok_s;
+    run.total_tok_s = p.total_tok_s;
+    run.request_s = p.request_s;
+    run.ttft_ms = p.ttft_ms;
+    run.tpot_ms = p.tpot_ms;
+    run.itl_ms = p.itl_ms;
+    run.e2e_ms = p.e2e_ms;
+    if (o_.metrics) run.metrics = CheckMetrics(before, run.completion_tokens, p.successes);
     return run;
+  }
+
+  Result<ServerCounters> Scrape() {
+    HttpClientOptions opts;
+    opts.connect_timeout_s = o_.connect_timeout_s;
+    opts.total_timeout_s = std::min(o_.request_timeout_s, kScrapeTimeoutS);
+    if (!o_.api_key.empty()) opts.headers.push_back({"Authorization", "Bearer " + o_.api_key});
+    HttpCallRequest req;
+    req.method = "GET";
+    req.target = url_.base_path + "/metrics";
+    HttpCallResult r = HttpCall(url_, opts, std::move(req));
+    if (std::string f = DescribeHttpFailure(r); !f.empty())
+      return Status::Error("GET /metrics: " + f);
+    return ParseServerCounters(r.body);
   }
 
   MetricsCheck CheckMetrics(const Result<ServerCounters>& before, int64_t tokens,
@@ -338,35 +286,38 @@ class Bench {
         m.error = after.message();
         return m;
       }
-      ServerCounters& d = m.delta;
-      d = *after;
-      d.generation_tokens -= before->generation_tokens;
-      d.request_success -= before->request_success;
-      d.e2e_count -= before->e2e_count;
-      d.ttft_count -= before->ttft_count;
-      m.ok = true;
-      m.tokens_match = d.has_generation_tokens && d.generation_tokens == double(tokens);
-      const std::pair<bool, double> counts[] = {{d.has_request_success, d.request_success},
-                                                {d.has_e2e_count, d.e2e_count},
-                                                {d.has_ttft_count, d.ttft_count}};
-      bool any = false, all = true;
-      for (const auto& [has, v] : counts) {
-        any = any || has;
-        all = all && (!has || v == double(finished));
-      }
-      m.count_match = any && all;
+      CompareCounters(*before, *after, &m);
       if ((m.tokens_match && m.count_match) || attempt >= kScrapeRetries) return m;
       std::this_thread::sleep_for(kScrapeRetryDelay);
     }
   }
 
-  void set_model(std::string m) { model_ = std::move(m); }
-
  private:
+  // after - before into m.delta, and whether it matches what the clients saw.
+  static void CompareCounters(const ServerCounters& before, const ServerCounters& after,
+                              MetricsCheck* m) {
+    ServerCounters& d = m->delta;
+    d = after;
+    d.generation_tokens -= before.generation_tokens;
+    d.request_success -= before.request_success;
+    d.e2e_count -= before.e2e_count;
+    d.ttft_count -= before.ttft_count;
+    m->ok = true;
+    m->tokens_match = d.has_generation_tokens && d.generation_tokens == double(m->client_tokens);
+    const std::pair<bool, double> counts[] = {{d.has_request_success, d.request_success},
+                                              {d.has_e2e_count, d.e2e_count},
+                                              {d.has_ttft_count, d.ttft_count}};
+    bool any = false, all = true;
+    for (const auto& [has, v] : counts) {
+      any = any || has;
+      all = all && (!has || v == double(m->client_finished));
+    }
+    m->count_match = any && all;
+  }
+
+  LoadTarget& target_;
   const HttpBenchOptions& o_;
   const HttpUrl url_;
-  HttpClientOptions client_;
-  std::string model_;
   int next_prompt_ = 0;
 };
 
@@ -386,6 +337,20 @@ Status Validate(const HttpBenchOptions& o) {
   return Status::Ok();
 }
 
+// Unmeasured requests, one at a time; their failures are reported apart.
+void Warmup(HttpBench& bench, const HttpBenchOptions& o, HttpBenchReport* rep) {
+  std::set<std::string> seen;
+  for (const RequestRecord& r :
+       bench.Run(1, o.warmup, 0, std::min(o.output_len, kWarmupMaxTokens))) {
+    if (r.ok) continue;
+    ++rep->warmup_failures;
+    if (seen.insert(r.error).second && seen.size() <= kMaxFailureMessages) {
+      rep->warmup_messages.push_back(r.error);
+      if (o.progress) std::fprintf(stderr, "warmup request failed: %s\n", r.error.c_str());
+    }
+  }
+}
+
 }  // namespace
 
 Result<HttpBenchReport> RunHttpBench(const HttpBenchOptions& options) {
@@ -396,35 +361,28 @@ Result<HttpBenchReport> RunHttpBench(const HttpBenchOptions& options) {
     BRISK_RETURN_IF_ERROR(ReadRssMib(options.server_pid).status().WithContext("--server-pid"));
     rss = std::make_unique<RssSampler>(options.server_pid);
   }
+  BRISK_ASSIGN_OR_RETURN(std::unique_ptr<LoadTarget> target,
+                         CreateHttpTarget(TargetOptions(options)));
+  const TargetInfo info = target->Info();
   HttpBenchReport rep;
   rep.brisk_version = BRISK_VERSION;
   rep.cpu = DescribeCpu();
   rep.url = url.ToString();
   rep.endpoint = options.completions ? "/v1/completions" : "/v1/chat/completions";
   rep.options = options;
+  rep.waited_for_ready = info.waited_for_ready;
+  rep.model = info.model;
   auto say = [&](const char* fmt, auto... args) {
     if (!options.progress) return;
     std::fprintf(stderr, fmt, args...);
     std::fflush(stderr);
   };
+  if (rep.model.empty()) say("note: no model from GET /v1/models; requests name none\n");
 
-  Bench bench(options, url);
-  rep.waited_for_ready = bench.WaitUntilReady();
-  rep.model = options.model.empty() ? bench.DiscoverModel(&rep.server) : options.model;
-  bench.set_model(rep.model);
+  HttpBench bench(*target, options, url);
   if (options.warmup > 0) {
     say("warmup: %d requests\n", options.warmup);
-    LoopResult w =
-        bench.ClosedLoop(1, options.warmup, 0, std::min(options.output_len, kWarmupMaxTokens));
-    std::set<std::string> seen;
-    for (const RequestOutcome& r : w.outcomes) {
-      if (r.ok) continue;
-      ++rep.warmup_failures;
-      if (seen.insert(r.error).second && seen.size() <= kMaxFailureMessages) {
-        rep.warmup_messages.push_back(r.error);
-        say("warmup request failed: %s\n", r.error.c_str());
-      }
-    }
+    Warmup(bench, options, &rep);
   }
   if (rss) {
     rep.has_rss = true;
@@ -439,6 +397,7 @@ Result<HttpBenchReport> RunHttpBench(const HttpBenchOptions& options) {
           options.num_prompts > 0 ? options.num_prompts : std::max(4 * c, 8), options.output_len);
     rep.runs.push_back(bench.Level(c));
   }
+  rep.server = target->Info().server;
   if (rss) {
     rep.rss_end_mib = rss->Sample();
     rep.rss_max_mib = rss->max();

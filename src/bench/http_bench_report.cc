@@ -4,16 +4,10 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/http_bench.h"
+#include "bench/latency_table.h"
 
 namespace brisk {
 namespace {
-
-std::string Ms(const LatencySummary& s, double v) {
-  if (s.count == 0) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
 
 // A counter delta, or "-" when the server does not export it.
 std::string Count(bool has, double v) {
@@ -21,11 +15,6 @@ std::string Count(bool has, double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.0f", v);
   return buf;
-}
-
-nlohmann::ordered_json SummaryJson(const LatencySummary& s) {
-  return {{"count", s.count}, {"mean", s.mean}, {"min", s.min}, {"p50", s.p50},
-          {"p90", s.p90},     {"p99", s.p99},   {"max", s.max}};
 }
 
 }  // namespace
@@ -75,18 +64,10 @@ std::string HttpBenchReport::ToTable() const {
                   (long long)r.completion_tokens);
     s += buf;
   }
-  s += "\n| conc | metric |  p50 ms |  p90 ms |  p99 ms | mean ms |\n";
-  s += "|-----:|--------|--------:|--------:|--------:|--------:|\n";
-  for (const HttpBenchRun& r : runs) {
-    const std::pair<const char*, const LatencySummary*> rows[] = {
-        {"TTFT", &r.ttft_ms}, {"TPOT", &r.tpot_ms}, {"ITL", &r.itl_ms}, {"E2E", &r.e2e_ms}};
-    for (const auto& [name, m] : rows) {
-      std::snprintf(buf, sizeof buf, "| %4d | %-6s | %7s | %7s | %7s | %7s |\n", r.concurrency,
-                    name, Ms(*m, m->p50).c_str(), Ms(*m, m->p90).c_str(), Ms(*m, m->p99).c_str(),
-                    Ms(*m, m->mean).c_str());
-      s += buf;
-    }
-  }
+  std::vector<LatencyRow> latency;
+  for (const HttpBenchRun& r : runs)
+    latency.push_back({r.concurrency, &r.ttft_ms, &r.tpot_ms, &r.itl_ms, &r.e2e_ms});
+  s += LatencyTable(latency);
   if (o.metrics) {
     s += "\nserver /metrics over each level (vLLM names; differences) vs what the clients "
          "received:\n\n";
@@ -167,10 +148,10 @@ std::string HttpBenchReport::ToJson() const {
     x["output_tok_s"] = r.output_tok_s;
     x["total_tok_s"] = r.total_tok_s;
     x["request_s"] = r.request_s;
-    x["ttft_ms"] = SummaryJson(r.ttft_ms);
-    x["tpot_ms"] = SummaryJson(r.tpot_ms);
-    x["itl_ms"] = SummaryJson(r.itl_ms);
-    x["e2e_ms"] = SummaryJson(r.e2e_ms);
+    x["ttft_ms"] = LatencyJson(r.ttft_ms);
+    x["tpot_ms"] = LatencyJson(r.tpot_ms);
+    x["itl_ms"] = LatencyJson(r.itl_ms);
+    x["e2e_ms"] = LatencyJson(r.e2e_ms);
     if (o.metrics) {
       const MetricsCheck& m = r.metrics;
       const ServerCounters& d = m.delta;

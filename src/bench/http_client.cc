@@ -70,10 +70,6 @@ std::string Seconds(double s) {
 
 }  // namespace
 
-double BenchNowS() {
-  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
-}
-
 std::string HttpUrl::HostHeader() const {
   const bool v6 = host.find(':') != std::string::npos;
   return (v6 ? "[" + host + "]" : host) + ":" + port;
@@ -247,7 +243,7 @@ struct HttpClientLoop::Impl {
     c.ex = std::make_unique<Exchange>();
     Exchange& ex = *c.ex;
     ex.done = std::move(done);
-    ex.result.start_s = BenchNowS();
+    ex.result.start_s = NowSeconds();
     ex.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                      std::chrono::duration<double>(options.total_timeout_s));
     ex.request.method(req.method == "GET" ? http::verb::get : http::verb::post);
@@ -317,7 +313,7 @@ struct HttpClientLoop::Impl {
     http::async_read_some(c.stream, c.buffer, *c.ex->parser,
                           [this, &c](beast::error_code ec, size_t) {
                             // Stamped first: everything parsed from this read arrived by now.
-                            const double t = BenchNowS();
+                            const double t = NowSeconds();
                             if (Status st = Consume(c, t); !st.ok()) return Fail(c, st.message());
                             if (ec) {
                               if (CanRetry(c)) return Retry(c);
@@ -391,7 +387,7 @@ struct HttpClientLoop::Impl {
 
   void Fail(Conn& c, std::string message) {
     c.ex->result.error = Status::Error(std::move(message));
-    c.ex->result.end_s = BenchNowS();
+    c.ex->result.end_s = NowSeconds();
     if (c.ex->parser && !c.ex->result.event_stream && c.ex->parser->is_header_done())
       c.ex->result.body = std::move(c.ex->parser->get().body());  // partial; error documents
     Close(c);

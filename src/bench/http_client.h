@@ -18,12 +18,10 @@
 #include <utility>
 #include <vector>
 
+#include "util/clock.h"  // NowSeconds: the time base of every timestamp below
 #include "util/status.h"
 
 namespace brisk {
-
-// Seconds on the steady clock (the time base of every timestamp below).
-double BenchNowS();
 
 // http://host[:port][/base]. Only plain http: benchmarks run next to the server.
 struct HttpUrl {

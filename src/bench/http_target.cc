@@ -31,10 +31,13 @@ class HttpTarget : public LoadTarget {
     info_.url = url_.ToString();
     model_ = o_.model;
     // A server still loading its model would fail every request of the first point.
-    WaitWhileLoading(url_, ClientOptions(o_), o_.request_timeout_s, /*progress=*/true);
-    HttpCallResult r = Call("GET", "/v1/models", "");
-    info_.server = r.server;
-    if (model_.empty() && DescribeHttpFailure(r).empty()) model_ = FirstModelId(r.body);
+    info_.waited_for_ready =
+        WaitWhileLoading(url_, ClientOptions(o_), o_.request_timeout_s, /*progress=*/true);
+    if (model_.empty()) {  // a named model needs no discovery (Start notes the Server header)
+      HttpCallResult r = Call("GET", "/v1/models", "");
+      info_.server = r.server;
+      if (DescribeHttpFailure(r).empty()) model_ = FirstModelId(r.body);
+    }
     info_.model = model_;
   }
 
@@ -69,6 +72,7 @@ class HttpTarget : public LoadTarget {
   }
 
   void Start(const BenchRequest& r, std::function<void(RequestRecord)> done) override {
+    BRISK_CHECK(r.prompt_ids.empty());  // token-id prompts are an in-process workload
     int conn;
     if (free_.empty()) {
       conn = loop_.AddConnection();
@@ -76,21 +80,9 @@ class HttpTarget : public LoadTarget {
       conn = free_.back();
       free_.pop_back();
     }
-    nlohmann::ordered_json j;
-    if (!model_.empty()) j["model"] = model_;
-    j["messages"] = nlohmann::ordered_json::array();
-    if (!r.system.empty()) j["messages"].push_back({{"role", "system"}, {"content", r.system}});
-    j["messages"].push_back({{"role", "user"}, {"content", r.user}});
-    j["max_tokens"] = r.max_tokens;
-    j["temperature"] = r.temperature;
-    if (r.top_p < 1) j["top_p"] = r.top_p;
-    j["seed"] = r.seed;
-    if (r.ignore_eos) j["ignore_eos"] = true;
-    j["stream"] = true;
-    j["stream_options"] = {{"include_usage", true}};
     HttpCallRequest req;
-    req.target = url_.base_path + "/v1/chat/completions";
-    req.body = j.dump();
+    req.target = url_.base_path + (o_.completions ? "/v1/completions" : "/v1/chat/completions");
+    req.body = RequestBody(r).dump();
     ++in_flight_;
     loop_.Send(conn, std::move(req), [this, conn, done = std::move(done)](HttpCallResult res) {
       if (info_.server.empty()) info_.server = res.server;
@@ -100,6 +92,7 @@ class HttpTarget : public LoadTarget {
       RequestRecord rec;
       rec.ok = o.ok;
       rec.error = o.error;
+      rec.finish_reason = o.finish_reason;
       rec.start_s = o.start_s;
       rec.end_s = o.end_s;
       rec.token_s = o.content_s;
@@ -117,6 +110,7 @@ class HttpTarget : public LoadTarget {
 
   TargetCounters Counters() override {
     TargetCounters c;
+    if (!o_.scrape_metrics) return c;
     HttpCallResult r = Call("GET", "/metrics", "");
     if (!DescribeHttpFailure(r).empty()) return c;
     auto sums = SumPrometheusSamples(r.body);
@@ -143,6 +137,27 @@ class HttpTarget : public LoadTarget {
   int rss_pid() const override { return o_.server_pid > 0 ? o_.server_pid : -1; }
 
  private:
+  // A streamed chat turn (or completion) with usage in the last chunk.
+  nlohmann::ordered_json RequestBody(const BenchRequest& r) const {
+    nlohmann::ordered_json j;
+    if (!model_.empty()) j["model"] = model_;
+    if (o_.completions) {
+      j["prompt"] = r.user;
+    } else {
+      j["messages"] = nlohmann::ordered_json::array();
+      if (!r.system.empty()) j["messages"].push_back({{"role", "system"}, {"content", r.system}});
+      j["messages"].push_back({{"role", "user"}, {"content", r.user}});
+    }
+    j["max_tokens"] = r.max_tokens;
+    j["temperature"] = r.temperature;
+    if (r.top_p < 1) j["top_p"] = r.top_p;
+    j["seed"] = r.seed;
+    if (r.ignore_eos) j["ignore_eos"] = true;
+    j["stream"] = true;
+    j["stream_options"] = {{"include_usage", true}};
+    return j;
+  }
+
   HttpTargetOptions o_;
   HttpUrl url_;
   HttpClientLoop loop_;

@@ -17,10 +17,12 @@
 namespace brisk {
 
 struct HttpTargetOptions {
-  std::string url;      // http://host:port (a trailing /v1 is accepted)
-  std::string api_key;  // sent as "Authorization: Bearer ..."
-  std::string model;    // "" = the first id of GET /v1/models (none if that fails)
-  int server_pid = 0;   // > 0: report this process's memory
+  std::string url;             // http://host:port (a trailing /v1 is accepted)
+  std::string api_key;         // sent as "Authorization: Bearer ..."
+  std::string model;           // "" = the first id of GET /v1/models (none if that fails)
+  bool completions = false;    // POST /v1/completions with the user message as the prompt
+  bool scrape_metrics = true;  // Counters() reads GET /metrics (false: no counters)
+  int server_pid = 0;          // > 0: report this process's memory
   double connect_timeout_s = 10;
   double request_timeout_s = 600;  // send -> end of the stream
 };

@@ -10,10 +10,10 @@
 #include <random>
 #include <thread>
 
-#include "bench/http_client.h"
 #include "bench/progress_line.h"
 #include "bench/rss_sampler.h"
 #include "util/check.h"
+#include "util/clock.h"
 
 namespace brisk {
 namespace {
@@ -34,7 +34,7 @@ struct PointState {
   long long output_tokens = 0;
   // Closed loop: starts the next request (null once the point is over, so a late answer
   // starts nothing).
-  std::function<void()> start_next;
+  std::function<void()> refill;
 };
 
 }  // namespace
@@ -118,88 +118,155 @@ ServerSide CounterDelta(const TargetCounters& a, const TargetCounters& b) {
   s.prefix_queried_tokens = int64_t(b.prefix_queried - a.prefix_queried);
   s.prefix_hit_tokens = int64_t(b.prefix_hits - a.prefix_hits);
   s.generation_tokens = int64_t(b.generation_tokens - a.generation_tokens);
+  s.prompt_tokens = int64_t(b.prompt_tokens - a.prompt_tokens);
   return s;
 }
 
-BenchPoint RunPoint(LoadTarget& target, const PointPlan& plan, RssSampler* rss) {
-  BRISK_CHECK(plan.requests != nullptr && !plan.requests->empty());
-  BRISK_CHECK(plan.concurrency > 0 || plan.request_rate > 0);
-  const int n = std::max(plan.num_prompts, 0);
-  const std::vector<BenchRequest>& reqs = *plan.requests;
-  auto st = std::make_shared<PointState>();
-  st->records.reserve(size_t(n));
-  ProgressLine progress(plan.label, n, plan.progress);
-  const TargetCounters before = target.Counters();
-  if (rss) rss->ResetMax();
-  double kv_max = 0;
+namespace {
 
-  const double t0 = BenchNowS();
-  const bool closed = plan.concurrency > 0;
-  auto on_done = [st, closed](RequestRecord r) {
-    if (!r.ok) ++st->failed;
-    st->output_tokens += r.output_tokens >= 0 ? r.output_tokens : int64_t(r.token_s.size());
-    st->records.push_back(std::move(r));
-    if (closed && st->start_next) st->start_next();
-  };
-  st->start_next = [&target, &plan, &reqs, on_done, n, s = st.get()] {
-    if (s->started >= n) return;
-    BenchRequest r = reqs[size_t(plan.first_request + s->started) % reqs.size()];
-    if (plan.unique_prompts) r.user = "[" + std::to_string(++g_request_number) + "] " + r.user;
-    ++s->started;
-    target.Start(r, on_done);
-  };
-  auto start_next = [&] { st->start_next(); };
-
-  std::vector<double> arrivals;
-  if (plan.concurrency > 0) {
-    for (int i = 0; i < std::min(plan.concurrency, n); ++i) start_next();
-  } else {
-    arrivals = ArrivalOffsets(n, plan.request_rate, plan.burstiness, plan.seed);
+// One point from its first request to its last record.
+class PointRun {
+ public:
+  PointRun(LoadTarget& target, const PointPlan& plan)
+      : target_(target),
+        plan_(plan),
+        n_(std::max(plan.num_prompts, 0)),
+        st_(std::make_shared<PointState>()),
+        progress_(plan.label, n_, plan.progress) {
+    BRISK_CHECK(plan.make_request || (plan.requests != nullptr && !plan.requests->empty()));
+    BRISK_CHECK(plan.concurrency > 0 || plan.request_rate > 0);
+    BRISK_CHECK(plan.duration_s <= 0 || plan.concurrency > 0);
+    st_->records.reserve(size_t(n_));
   }
-  double last_progress_s = t0;
-  size_t last_count = 0;
-  while (int(st->records.size()) < n) {
-    const double now = BenchNowS();
-    double wait = kPollS;
-    if (plan.concurrency == 0) {
-      while (st->started < n && t0 + arrivals[size_t(st->started)] <= now) start_next();
-      if (st->started < n) wait = std::min(wait, t0 + arrivals[size_t(st->started)] - now);
+
+  // Returns what every request measured, in the order they ended.
+  std::vector<RequestRecord> Run() {
+    t0_ = NowSeconds();
+    if (plan_.concurrency > 0) {
+      st_->refill = [this] {
+        if (PlannedLeft()) StartPlanned();
+      };
+      for (int i = 0; i < plan_.concurrency && PlannedLeft(); ++i) StartPlanned();
+    } else {
+      arrivals_ = ArrivalOffsets(n_, plan_.request_rate, plan_.burstiness, plan_.seed);
     }
-    if (target.in_flight() > 0)
-      target.Poll(std::max(wait, 0.0));
+    while (!Finished()) {
+      Step();
+      if (GaveUp()) break;
+    }
+    st_->refill = nullptr;  // late callbacks (after a give-up) start nothing
+    progress_.Finish(int(st_->records.size()), st_->failed, st_->output_tokens, NowSeconds() - t0_);
+    return std::move(st_->records);
+  }
+
+  double kv_max() const { return kv_max_; }
+
+ private:
+  bool PlannedLeft() const {
+    return plan_.duration_s > 0 ? NowSeconds() < t0_ + plan_.duration_s : planned_ < n_;
+  }
+  bool Finished() const {
+    return st_->records.size() == size_t(st_->started) &&
+           (plan_.concurrency > 0 || planned_ >= n_) && !PlannedLeft();
+  }
+
+  BenchRequest PlannedRequest(int i) const {
+    if (plan_.make_request) return plan_.make_request(plan_.first_request + i);
+    const std::vector<BenchRequest>& reqs = *plan_.requests;
+    BenchRequest r = reqs[size_t(plan_.first_request + i) % reqs.size()];
+    if (plan_.unique_prompts) r.user = "[" + std::to_string(++g_request_number) + "] " + r.user;
+    return r;
+  }
+  void StartPlanned() { Start(PlannedRequest(planned_++)); }
+
+  void Start(const BenchRequest& r) {
+    std::shared_ptr<PointState> st = st_;
+    const int index = st->started++;
+    target_.Start(r, [st, index](RequestRecord rec) {
+      rec.index = index;
+      if (!rec.ok) ++st->failed;
+      st->output_tokens += rec.output_tokens >= 0 ? rec.output_tokens : int64_t(rec.token_s.size());
+      st->records.push_back(std::move(rec));
+      if (st->refill) st->refill();
+    });
+  }
+
+  // Starts due arrivals, waits for the target, lets the hook act.
+  void Step() {
+    const double now = NowSeconds();
+    double wait = plan_.poll_s;
+    if (plan_.concurrency == 0) {
+      while (planned_ < n_ && t0_ + arrivals_[size_t(planned_)] <= now) StartPlanned();
+      if (planned_ < n_) wait = std::min(wait, t0_ + arrivals_[size_t(planned_)] - now);
+    }
+    if (target_.in_flight() > 0)
+      target_.Poll(std::max(wait, 0.0));
     else if (wait > 0)
       std::this_thread::sleep_for(std::chrono::duration<double>(wait));
-    if (const double kv = target.KvUsage(); kv > kv_max) kv_max = kv;
-    const double t = BenchNowS();
-    if (st->records.size() != last_count) {
-      last_count = st->records.size();
-      last_progress_s = t;
-    } else if (target.in_flight() > 0 && t - last_progress_s > plan.give_up_s) {
-      // Nothing ended for give_up_s: count what is still out as failed and stop waiting.
-      const int missing = n - int(st->records.size());
+    if (const double kv = target_.KvUsage(); kv > kv_max_) kv_max_ = kv;
+    if (plan_.hook) {
+      PointView view{target_, st_->records, st_->started, NowSeconds() - t0_,
+                     [this](const BenchRequest& r) { Start(r); }};
+      plan_.hook(view);
+    }
+  }
+
+  // Nothing ended for give_up_s: counts what is still out (and what was never sent) as failed.
+  bool GaveUp() {
+    const double t = NowSeconds();
+    if (st_->records.size() != last_count_) {
+      last_count_ = st_->records.size();
+      last_progress_s_ = t;
+    } else if (target_.in_flight() > 0 && t - std::max(last_progress_s_, t0_) > plan_.give_up_s) {
+      const int unsent = plan_.duration_s > 0 ? 0 : std::max(n_ - planned_, 0);
+      const int missing = st_->started - int(st_->records.size()) + unsent;
       for (int i = 0; i < missing; ++i) {
         RequestRecord r;
-        r.start_s = t0;
+        r.start_s = t0_;
         r.end_s = t;
-        r.error = "no answer within " + std::to_string(int(plan.give_up_s)) + " s";
-        st->records.push_back(std::move(r));
+        r.error = "no answer within " + std::to_string(int(plan_.give_up_s)) + " s";
+        st_->records.push_back(std::move(r));
       }
-      st->started = n;
-      break;
+      planned_ = n_;
+      st_->started = int(st_->records.size());
+      st_->refill = nullptr;
+      target_.CancelAll();  // the next point must not share the target with them
+      return true;
     }
-    progress.Update(int(st->records.size()), st->failed, st->output_tokens, t - t0);
+    progress_.Update(int(st_->records.size()), st_->failed, st_->output_tokens, t - t0_);
+    return false;
   }
-  st->start_next = nullptr;  // late callbacks (after a give-up) start nothing
-  progress.Finish(int(st->records.size()), st->failed, st->output_tokens, BenchNowS() - t0);
 
+  LoadTarget& target_;
+  const PointPlan& plan_;
+  const int n_;
+  std::shared_ptr<PointState> st_;
+  ProgressLine progress_;
+  std::vector<double> arrivals_;
+  double t0_ = 0;
+  int planned_ = 0;
+  double kv_max_ = 0;
+  size_t last_count_ = 0;
+  double last_progress_s_ = 0;
+};
+
+}  // namespace
+
+BenchPoint RunPoint(LoadTarget& target, const PointPlan& plan, RssSampler* rss,
+                    std::vector<RequestRecord>* records) {
+  const TargetCounters before = target.Counters();
+  if (rss) rss->ResetMax();
+  PointRun run(target, plan);
+  std::vector<RequestRecord> measured = run.Run();
   BenchPoint p;
   p.label = plan.label;
   p.concurrency = plan.concurrency;
   p.request_rate = plan.request_rate;
-  SummarizeRecords(st->records, plan.slo, &p);
+  SummarizeRecords(measured, plan.slo, &p);
   p.server = CounterDelta(before, target.Counters());
-  p.server.kv_usage_max = kv_max;
+  p.server.kv_usage_max = run.kv_max();
   if (rss) p.peak_rss_mib = std::max(rss->max(), rss->Sample());
+  if (records) *records = std::move(measured);
   return p;
 }
 

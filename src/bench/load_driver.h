@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,17 @@ namespace brisk {
 
 class RssSampler;
 
+// What a PointPlan::hook sees of a running point and may do to it.
+struct PointView {
+  LoadTarget& target;                          // e.g. TokensSoFar(), CancelAll()
+  const std::vector<RequestRecord>& finished;  // in the order they ended
+  int started = 0;                             // requests started so far
+  double elapsed_s = 0;                        // since the point began
+  // Sends one more request beyond num_prompts; the point then also waits for it.
+  std::function<void(const BenchRequest&)> start_extra;
+};
+using PointHook = std::function<void(PointView&)>;
+
 struct PointPlan {
   std::string label;
   int concurrency = 0;      // > 0: closed loop
@@ -28,7 +40,12 @@ struct PointPlan {
   int num_prompts = 8;      // measured requests
   // The requests, used in turn from `first_request` (wrapping around).
   const std::vector<BenchRequest>* requests = nullptr;
+  // Instead of `requests`: request number i (from first_request on, no wrapping).
+  std::function<BenchRequest(int i)> make_request;
   int first_request = 0;
+  // Closed loop: > 0 sends new requests until this long has passed instead of num_prompts
+  // (those in flight then run to their end and count).
+  double duration_s = 0;
   Slo slo;
   uint64_t seed = 1;  // arrival times
   // Every request's user message starts with "[N] ", N unique in this process: requests share
@@ -39,11 +56,18 @@ struct PointPlan {
   // A request that has not ended this long after it was sent is given up (the targets enforce
   // their own, shorter timeouts; this guards against a target that never answers).
   double give_up_s = 660;
+  // How often the driver looks at the target when nothing ends (and calls the hook).
+  double poll_s = 0.05;
+  // Called after every poll: lets a scenario act on the running point (bench engine
+  // --long-prompt sends its long prompt once the streams decode, then cancels them).
+  PointHook hook;
 };
 
 // Runs the point; the limits/coordinates fields of the result are the caller's to fill.
-// `rss` (may be null) has its peak reset at the start and read at the end.
-BenchPoint RunPoint(LoadTarget& target, const PointPlan& plan, RssSampler* rss);
+// `rss` (may be null) has its peak reset at the start and read at the end; `records` (may be
+// null) receives what every request measured, in the order they ended.
+BenchPoint RunPoint(LoadTarget& target, const PointPlan& plan, RssSampler* rss,
+                    std::vector<RequestRecord>* records = nullptr);
 
 // ---- the parts, for tests --------------------------------------------------------------------
 

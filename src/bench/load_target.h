@@ -24,15 +24,21 @@ struct BenchRequest {
   float temperature = 0;   // 0 = greedy
   float top_p = 1;
   uint64_t seed = 0;
+  // In-process only: when not empty, the prompt is these token ids as they are (no chat
+  // template, `system` and `user` unused), for exact prompt lengths and models without one.
+  std::vector<int32_t> prompt_ids;
 };
 
-// What one request measured, on the steady clock (seconds, BenchNowS).
+// What one request measured, on the steady clock (seconds, NowSeconds).
 struct RequestRecord {
   bool ok = false;
   std::string error;              // why it failed
+  std::string finish_reason;      // "stop", "length", "cancelled", ... ("" when unknown)
   double start_s = 0, end_s = 0;  // sent -> finished (the client knows it is over)
   std::vector<double> token_s;    // arrival of every output token (HTTP: of every content event)
   int prompt_tokens = -1, output_tokens = -1;  // -1: not reported
+  int cached_tokens = -1;  // prompt tokens served from the prefix cache (-1: not reported)
+  int index = -1;          // the request's start order within its point (the driver sets it)
 };
 
 // Engine limits for a point (0 / "" = leave as they are).
@@ -50,9 +56,8 @@ struct TargetCounters {
   double steps = 0, step_seqs = 0, step_tokens = 0;
   bool has_steps = false, has_step_seqs = false;
   double preemptions = 0, prefix_queried = 0, prefix_hits = 0, generation_tokens = 0;
+  double prompt_tokens = 0;  // computed (prefix-cache hits excluded); in-process only
 };
-// b - a as BenchPoint::server; `kv_usage_max` is filled by the caller.
-ServerSide CounterDelta(const TargetCounters& a, const TargetCounters& b);
 
 // Facts for the report header (the driver fills the rest).
 struct TargetInfo {
@@ -62,6 +67,12 @@ struct TargetInfo {
   int threads = 0;
   double model_load_ms = 0, tokenizer_load_ms = 0;
   std::string engine_settings;  // one line
+  // In-process: the engine's resolved sizes and whether the model has a tokenizer.
+  bool tokenizer = false;
+  int max_model_len = 0, kv_blocks = 0, kv_block_size = 0;
+  double kv_cache_mib = 0;
+  // HTTP: GET /health answered 503 (model loading) at first, and the target waited.
+  bool waited_for_ready = false;
 };
 
 class LoadTarget {
@@ -83,6 +94,12 @@ class LoadTarget {
   virtual double KvUsage() = 0;
   // The process whose memory is reported (0 = this one, -1 = none).
   virtual int rss_pid() const = 0;
+  // Tokens received so far by each request in flight, in the order they were started (for
+  // scenarios that act on a running point; empty where the target cannot tell).
+  virtual std::vector<size_t> TokensSoFar() { return {}; }
+  // Ends every request in flight; their `done` callbacks still run, with what they measured
+  // (finish_reason "cancelled"). Targets that cannot cancel let the requests run out.
+  virtual void CancelAll() {}
 };
 
 }  // namespace brisk

@@ -9,6 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "bench/stats.h"
 #include "bench/workloads.h"
 #include "formats/file_type.h"
 #include "model/fast_forward.h"
@@ -27,11 +28,6 @@ namespace {
 constexpr int kChunk = 64;
 // Decode speed starts after this many prompt tokens (a short prompt, as in a chat turn).
 constexpr int kDecodePromptTokens = 16;
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
 
 // Bytes on disk: the file, or every regular file of a model directory.
 Result<double> SizeMiB(const std::string& path) {
@@ -207,6 +203,138 @@ LogitComparison CompareLogits(std::span<const float> ref, std::span<const float>
   return c;
 }
 
+namespace {
+
+// The models in memory and the token sequences they are compared on.
+struct QualitySetup {
+  std::vector<Loaded> loaded;  // [0] is the reference
+  std::vector<std::vector<int32_t>> seqs;
+  int ctx = 1 << 30;  // the smallest context of all models
+};
+
+// Loads and times every model (rows in rep), and turns the prompt set into sequences with the
+// reference's tokenizer and template.
+Status MeasureModels(const QualityBenchOptions& o, ThreadPool& pool, QualitySetup* q,
+                     QualityReport* rep) {
+  auto note = [&](const std::string& s) {
+    if (o.progress) std::fprintf(stderr, "%s\n", s.c_str());
+  };
+  q->loaded.resize(1 + o.models.size());
+  note("measuring " + o.ref);
+  Loaded& ref = q->loaded[0];
+  BRISK_ASSIGN_OR_RETURN(QualityRow ref_row, Measure(o.ref, o, pool, &ref));
+  auto tok = TokenizerForModel(*ref.model);
+  if (!tok.ok()) return tok.status().WithContext(o.ref + ": tokenizer");
+  BRISK_ASSIGN_OR_RETURN(q->seqs, PromptTokens(*ref.model, *tok, o.prompts, &rep->chat_template));
+  const ModelConfig& rc = ref.model->config();
+  if (rc.context_length > 0) q->ctx = rc.context_length;
+  std::vector<int32_t> decode_prompt(
+      q->seqs[0].begin(),
+      q->seqs[0].begin() + std::min<size_t>(q->seqs[0].size(), kDecodePromptTokens));
+  BRISK_ASSIGN_OR_RETURN(ref_row.decode_tok_s, MedianDecodeSpeed(ref, decode_prompt, o));
+  ref_row.is_ref = true;
+  rep->rows.push_back(ref_row);
+  rep->synthetic = IsSynthetic(*ref.model);
+  for (size_t k = 0; k < o.models.size(); ++k) {
+    note("measuring " + o.models[k]);
+    Loaded& l = q->loaded[k + 1];
+    BRISK_ASSIGN_OR_RETURN(QualityRow row, Measure(o.models[k], o, pool, &l));
+    const ModelConfig& mc = l.model->config();
+    if (mc.n_vocab != rc.n_vocab)
+      return Status::Error(o.models[k] + " has a vocabulary of " + std::to_string(mc.n_vocab) +
+                           " tokens, the reference " + std::to_string(rc.n_vocab) +
+                           ": logits cannot be compared");
+    if (mc.context_length > 0) q->ctx = std::min(q->ctx, mc.context_length);
+    rep->synthetic = rep->synthetic || IsSynthetic(*l.model);
+    BRISK_ASSIGN_OR_RETURN(row.decode_tok_s, MedianDecodeSpeed(l, decode_prompt, o));
+    rep->rows.push_back(row);
+  }
+  return Status::Ok();
+}
+
+// Buffers of the agreement pass, sized once for a chunk of positions.
+struct ChunkBuffers {
+  size_t nv = 0;
+  std::vector<float> ref_logits, logits;
+  std::vector<int32_t> rows;
+  std::vector<LogitComparison> cmp;
+  explicit ChunkBuffers(size_t n_vocab)
+      : nv(n_vocab),
+        ref_logits(kChunk * n_vocab),
+        logits(kChunk * n_vocab),
+        rows(kChunk),
+        cmp(kChunk) {
+    for (int i = 0; i < kChunk; ++i) rows[size_t(i)] = i;
+  }
+};
+
+// One chunk of sequence s from `start`: every model's logits against the reference's.
+Status CompareChunk(const QualityBenchOptions& o, ThreadPool& pool, QualitySetup& q,
+                    std::vector<SeqKvCache>& kvs, size_t s, size_t start, ChunkBuffers& b,
+                    std::vector<Accumulator>& acc) {
+  const auto& seq = q.seqs[s];
+  const size_t nv = b.nv;
+  const int n = int(std::min<size_t>(kChunk, seq.size() - start));
+  const std::span<const int32_t> toks(seq.data() + start, size_t(n));
+  const std::span<const int32_t> lrows(b.rows.data(), size_t(n));
+  BRISK_RETURN_IF_ERROR(q.loaded[0]
+                            .fwd->Run(toks, int(start), kvs[0].blocks(), lrows, b.ref_logits.data())
+                            .WithContext(o.ref));
+  for (size_t k = 0; k < q.loaded.size(); ++k) {
+    const float* mine = b.ref_logits.data();
+    if (k > 0) {
+      BRISK_RETURN_IF_ERROR(q.loaded[k]
+                                .fwd->Run(toks, int(start), kvs[k].blocks(), lrows, b.logits.data())
+                                .WithContext(o.models[k - 1]));
+      mine = b.logits.data();
+    }
+    // Rows are independent: compare them on all threads, then sum in position order so the
+    // totals do not depend on the thread count.
+    pool.Run([&](int t, int nt) {
+      for (int p = t; p < n; p += nt)
+        b.cmp[size_t(p)] = CompareLogits(std::span(b.ref_logits.data() + p * nv, nv),
+                                         std::span(mine + p * nv, nv));
+    });
+    for (int p = 0; p < n; ++p) {
+      const LogitComparison& c = b.cmp[size_t(p)];
+      if (!std::isfinite(c.kl))
+        return Status::Error((k == 0 ? o.ref : o.models[k - 1]) + ": non-finite logits at prompt " +
+                             std::to_string(s) + " position " + std::to_string(start + size_t(p)));
+      Accumulator& a = acc[k];
+      a.positions += 1;
+      a.matches += c.top1_match;
+      a.kl_sum += c.kl;
+      a.kl_max = std::max(a.kl_max, c.kl);
+    }
+  }
+  return Status::Ok();
+}
+
+// Teacher forcing: every model reads each sequence in the same chunks; each chunk's logits are
+// compared position by position with the reference's. Sequences longer than the smallest
+// context are cut to it.
+Result<std::vector<Accumulator>> AgreementPass(const QualityBenchOptions& o, ThreadPool& pool,
+                                               QualitySetup& q) {
+  size_t longest = 0;
+  for (auto& s : q.seqs) {
+    if (s.size() > size_t(q.ctx)) s.resize(size_t(q.ctx));
+    longest = std::max(longest, s.size());
+  }
+  std::vector<SeqKvCache> kvs;
+  kvs.reserve(q.loaded.size());
+  for (const Loaded& l : q.loaded) kvs.emplace_back(l.model->config(), int(longest));
+  ChunkBuffers buffers(size_t(q.loaded[0].model->config().n_vocab));
+  std::vector<Accumulator> acc(q.loaded.size());
+  for (size_t s = 0; s < q.seqs.size(); ++s) {
+    if (o.progress) std::fprintf(stderr, "agreement: prompt %zu/%zu\n", s + 1, q.seqs.size());
+    for (size_t start = 0; start < q.seqs[s].size(); start += kChunk)
+      BRISK_RETURN_IF_ERROR(CompareChunk(o, pool, q, kvs, s, start, buffers, acc));
+  }
+  return acc;
+}
+
+}  // namespace
+
 Result<QualityReport> RunQualityBench(const QualityBenchOptions& o) {
   if (o.ref.empty()) return Status::Error("a reference model is required (--ref)");
   if (o.prompts < 1 || o.prompts > 48) return Status::Error("--prompts must be in 1..48");
@@ -217,100 +345,10 @@ Result<QualityReport> RunQualityBench(const QualityBenchOptions& o) {
   rep.threads = pool.size();
   rep.prompts = o.prompts;
   rep.tg = o.tg;
-  auto note = [&](const std::string& s) {
-    if (o.progress) std::fprintf(stderr, "%s\n", s.c_str());
-  };
-
-  // The reference: its tokenizer and template turn the prompt set into the shared sequences.
-  std::vector<Loaded> loaded(1 + o.models.size());
-  note("measuring " + o.ref);
-  Loaded& ref = loaded[0];
-  BRISK_ASSIGN_OR_RETURN(QualityRow ref_row, Measure(o.ref, o, pool, &ref));
-  auto tok = TokenizerForModel(*ref.model);
-  if (!tok.ok()) return tok.status().WithContext(o.ref + ": tokenizer");
-  BRISK_ASSIGN_OR_RETURN(auto seqs, PromptTokens(*ref.model, *tok, o.prompts, &rep.chat_template));
-  const ModelConfig& rc = ref.model->config();
-  int ctx = rc.context_length > 0 ? rc.context_length : 1 << 30;
-  std::vector<int32_t> decode_prompt(
-      seqs[0].begin(), seqs[0].begin() + std::min<size_t>(seqs[0].size(), kDecodePromptTokens));
-  BRISK_ASSIGN_OR_RETURN(ref_row.decode_tok_s, MedianDecodeSpeed(ref, decode_prompt, o));
-  ref_row.is_ref = true;
-  rep.rows.push_back(ref_row);
-  rep.synthetic = IsSynthetic(*ref.model);
-
-  for (size_t k = 0; k < o.models.size(); ++k) {
-    note("measuring " + o.models[k]);
-    BRISK_ASSIGN_OR_RETURN(QualityRow row, Measure(o.models[k], o, pool, &loaded[k + 1]));
-    const ModelConfig& mc = loaded[k + 1].model->config();
-    if (mc.n_vocab != rc.n_vocab)
-      return Status::Error(o.models[k] + " has a vocabulary of " + std::to_string(mc.n_vocab) +
-                           " tokens, the reference " + std::to_string(rc.n_vocab) +
-                           ": logits cannot be compared");
-    if (mc.context_length > 0) ctx = std::min(ctx, mc.context_length);
-    rep.synthetic = rep.synthetic || IsSynthetic(*loaded[k + 1].model);
-    BRISK_ASSIGN_OR_RETURN(row.decode_tok_s, MedianDecodeSpeed(loaded[k + 1], decode_prompt, o));
-    rep.rows.push_back(row);
-  }
-
-  // Teacher forcing: every model reads each sequence in the same chunks; each chunk's logits
-  // are compared position by position with the reference's. Sequences longer than the
-  // smallest context are cut to it.
-  size_t longest = 0;
-  for (auto& s : seqs) {
-    if (s.size() > size_t(ctx)) s.resize(size_t(ctx));
-    longest = std::max(longest, s.size());
-  }
-  std::vector<SeqKvCache> kvs;
-  kvs.reserve(loaded.size());
-  for (const Loaded& l : loaded) kvs.emplace_back(l.model->config(), int(longest));
-  const size_t nv = size_t(rc.n_vocab);
-  std::vector<float> ref_logits(kChunk * nv), logits(kChunk * nv);
-  std::vector<int32_t> rows(kChunk);
-  for (int i = 0; i < kChunk; ++i) rows[i] = i;
-  std::vector<Accumulator> acc(loaded.size());
-  std::vector<LogitComparison> cmp(kChunk);
-  for (size_t s = 0; s < seqs.size(); ++s) {
-    note("agreement: prompt " + std::to_string(s + 1) + "/" + std::to_string(seqs.size()));
-    const auto& seq = seqs[s];
-    for (size_t start = 0; start < seq.size(); start += kChunk) {
-      const int n = int(std::min<size_t>(kChunk, seq.size() - start));
-      const std::span<const int32_t> toks(seq.data() + start, size_t(n));
-      const std::span<const int32_t> lrows(rows.data(), size_t(n));
-      BRISK_RETURN_IF_ERROR(
-          ref.fwd->Run(toks, int(start), kvs[0].blocks(), lrows, ref_logits.data())
-              .WithContext(o.ref));
-      for (size_t k = 0; k < loaded.size(); ++k) {
-        const float* mine = ref_logits.data();
-        if (k > 0) {
-          BRISK_RETURN_IF_ERROR(
-              loaded[k]
-                  .fwd->Run(toks, int(start), kvs[k].blocks(), lrows, logits.data())
-                  .WithContext(o.models[k - 1]));
-          mine = logits.data();
-        }
-        // Rows are independent: compare them on all threads, then sum in position order so
-        // the totals do not depend on the thread count.
-        pool.Run([&](int t, int nt) {
-          for (int p = t; p < n; p += nt)
-            cmp[size_t(p)] = CompareLogits(std::span(ref_logits.data() + p * nv, nv),
-                                           std::span(mine + p * nv, nv));
-        });
-        for (int p = 0; p < n; ++p) {
-          const LogitComparison& c = cmp[size_t(p)];
-          if (!std::isfinite(c.kl))
-            return Status::Error((k == 0 ? o.ref : o.models[k - 1]) +
-                                 ": non-finite logits at prompt " + std::to_string(s) +
-                                 " position " + std::to_string(start + size_t(p)));
-          Accumulator& a = acc[k];
-          a.positions += 1;
-          a.matches += c.top1_match;
-          a.kl_sum += c.kl;
-          a.kl_max = std::max(a.kl_max, c.kl);
-        }
-      }
-    }
-  }
-  for (size_t k = 0; k < loaded.size(); ++k) {
+  QualitySetup q;
+  BRISK_RETURN_IF_ERROR(MeasureModels(o, pool, &q, &rep));
+  BRISK_ASSIGN_OR_RETURN(std::vector<Accumulator> acc, AgreementPass(o, pool, q));
+  for (size_t k = 0; k < q.loaded.size(); ++k) {
     QualityRow& r = rep.rows[k];
     r.positions = acc[k].positions;
     r.top1_pct = r.positions ? 100.0 * double(acc[k].matches) / double(r.positions) : 0;

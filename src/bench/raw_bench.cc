@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "bench/stats.h"
 #include "formats/file_type.h"
 #include "kernels/cpu/matmul.h"
 #include "model/fast_forward.h"
@@ -17,11 +18,6 @@
 
 namespace brisk {
 namespace {
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 std::vector<int32_t> Prompt(int n, int vocab, int salt) {
   std::vector<int32_t> t(n);
@@ -40,6 +36,132 @@ double KvBytesPerToken(const ModelConfig& c) {
   return 2.0 * c.n_layer * c.kv_dim() * 2;  // fp16 K and V (the default KV type)
 }
 
+// What every measurement needs: the forward pass, the model's shape and the machine's limits.
+struct RawContext {
+  FastForward& fwd;
+  const ModelConfig& c;
+  const RawBenchOptions& o;
+  ReadBandwidthProbe& probe;
+  double weight_bytes = 0;  // packed weights streamed per forward call
+  double ops_tok = 0;       // matmul ops per token
+  double int8_peak_gops = 0;
+};
+
+// Streamed bytes per second as % of the bandwidth (0 where the probe could not run).
+double RooflinePct(double gb_s, double bandwidth) {
+  return bandwidth > 0 ? 100.0 * gb_s / bandwidth : 0.0;
+}
+
+// A decode row's roofline: the higher of probes just before and after it (conservative: the
+// faster the machine was around the row, the lower its %).
+double RowBandwidth(ReadBandwidthProbe& probe, double before) {
+  return std::max(before, probe.Measure().gb_per_s);
+}
+
+// pp: one prefill of o.pp tokens, logits for the last one.
+Result<RawBenchRow> MeasurePrefill(const RawContext& x) {
+  const RawBenchOptions& o = x.o;
+  const auto toks = Prompt(o.pp, x.c.n_vocab, 1);
+  SeqKvCache kv(x.c, o.pp);
+  std::vector<double> times;
+  int32_t best;
+  const int32_t last = o.pp - 1;
+  for (int r = 0; r <= o.reps; ++r) {              // first pass warms up (page-ins, huge pages)
+    const SeqRun run{kv.blocks(), 0, o.pp, o.pp};  // prompt tokens: the prefill class
+    const double t0 = NowSeconds();
+    BRISK_RETURN_IF_ERROR(
+        x.fwd.RunBatchArgmax(toks, std::span(&run, 1), std::span(&last, 1), &best));
+    if (r > 0) times.push_back(NowSeconds() - t0);
+  }
+  const double t = Median(times);
+  RawBenchRow row;
+  row.test = "pp" + std::to_string(o.pp);
+  row.tok_s = o.pp / t;
+  row.gops = x.ops_tok * o.pp / t / 1e9;
+  row.peak_pct = 100.0 * row.gops / x.int8_peak_gops;
+  row.gb_s = x.weight_bytes / t / 1e9;
+  return row;
+}
+
+// tg: o.tg tokens one at a time from an empty context (greedy, fused argmax).
+Result<RawBenchRow> MeasureGeneration(const RawContext& x) {
+  const RawBenchOptions& o = x.o;
+  const double bw_before = x.probe.Measure().gb_per_s;
+  std::vector<double> rates;
+  for (int r = 0; r < o.reps; ++r) {
+    SeqKvCache kv(x.c, o.tg + 1);
+    int32_t tok = 1;
+    const double t0 = NowSeconds();
+    for (int i = 0; i < o.tg; ++i) {
+      const SeqRun run{kv.blocks(), i, 1};
+      const int32_t row0 = 0;
+      BRISK_RETURN_IF_ERROR(
+          x.fwd.RunBatchArgmax(std::span(&tok, 1), std::span(&run, 1), std::span(&row0, 1), &tok));
+    }
+    rates.push_back(o.tg / (NowSeconds() - t0));
+  }
+  RawBenchRow row;
+  row.test = "tg" + std::to_string(o.tg);
+  row.tok_s = Median(rates);
+  const double bytes = x.weight_bytes + KvBytesPerToken(x.c) * o.tg / 2.0;  // mean context tg/2
+  row.gb_s = bytes * row.tok_s / 1e9;
+  row.bandwidth_gb_s = RowBandwidth(x.probe, bw_before);
+  row.roofline_pct = RooflinePct(row.gb_s, row.bandwidth_gb_s);
+  row.gops = x.ops_tok * row.tok_s / 1e9;
+  row.peak_pct = 100.0 * row.gops / x.int8_peak_gops;
+  return row;
+}
+
+// Batched decode: B sequences with o.batch_prompt tokens each, then o.batch_gen steps of B.
+Result<RawBenchRow> MeasureBatchedDecode(const RawContext& x, int B) {
+  const RawBenchOptions& o = x.o;
+  std::vector<SeqKvCache> kvs;
+  kvs.reserve(B);
+  for (int b = 0; b < B; ++b) {
+    kvs.emplace_back(x.c, o.batch_prompt + o.batch_gen);
+    const auto p = Prompt(o.batch_prompt, x.c.n_vocab, 10 + b);
+    BRISK_RETURN_IF_ERROR(x.fwd.Run(p, 0, kvs[b].blocks(), {}, nullptr));
+  }
+  std::vector<int32_t> toks(B, 1), rows(B), best(B);
+  std::vector<SeqRun> runs(B);
+  for (int b = 0; b < B; ++b) rows[b] = b;
+  const double bw_before = x.probe.Measure().gb_per_s;
+  const double t0 = NowSeconds();
+  for (int s = 0; s < o.batch_gen; ++s) {
+    for (int b = 0; b < B; ++b) runs[b] = {kvs[b].blocks(), o.batch_prompt + s, 1};
+    BRISK_RETURN_IF_ERROR(x.fwd.RunBatchArgmax(toks, runs, rows, best.data()));
+    toks = best;
+  }
+  const double t = NowSeconds() - t0;
+  RawBenchRow row;
+  row.test = "decode B=" + std::to_string(B);
+  row.bandwidth_gb_s = RowBandwidth(x.probe, bw_before);
+  row.tok_s = double(B) * o.batch_gen / t;
+  const double ctx = o.batch_prompt + o.batch_gen / 2.0;
+  const double bytes_step = x.weight_bytes + B * KvBytesPerToken(x.c) * ctx;
+  const double steps_s = o.batch_gen / t;
+  row.gb_s = bytes_step * steps_s / 1e9;
+  row.roofline_pct = RooflinePct(row.gb_s, row.bandwidth_gb_s);
+  row.gops = x.ops_tok * row.tok_s / 1e9;
+  row.peak_pct = 100.0 * row.gops / x.int8_peak_gops;
+  return row;
+}
+
+// The report header: machine, model, how pp computes its prompt.
+void DescribeRawBench(const Model& model, const RawBenchOptions& o, int threads,
+                      RawBenchReport* rep) {
+  rep->cpu = DescribeCpu();
+  rep->isa = std::string(IsaName(ActiveIsa()));
+  // pp runs its prompt in the prefill numerics class (matmul.h): say which path that is here.
+  rep->prefill_path = WidePathAvailable() ? "bf16 AMX (prefill class)" : "int8";
+  rep->model = o.model;
+  if (model.gguf())
+    if (auto ft = model.gguf()->GetUInt("general.file_type"); ft.ok())
+      rep->file_type = FileTypeName(uint32_t(*ft));
+  rep->threads = threads;
+  rep->synthetic = IsSynthetic(model);
+}
+
 }  // namespace
 
 Result<RawBenchReport> RunRawBench(const RawBenchOptions& o) {
@@ -48,127 +170,37 @@ Result<RawBenchReport> RunRawBench(const RawBenchOptions& o) {
   // start), measured before the probes allocate their large buffers so peak RSS is the model's.
   const double t_load = NowSeconds();
   BRISK_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, Model::Load(o.model));
-  const ModelConfig& c = model->config();
   const int max_batch = std::max({o.pp, *std::max_element(o.batches.begin(), o.batches.end()), 1});
   FastForward fwd(*model, pool, max_batch);
   const double load_s = NowSeconds() - t_load;
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   RawBenchReport rep;
-  rep.cpu = DescribeCpu();
-  rep.isa = std::string(IsaName(ActiveIsa()));
-  // pp runs its prompt in the prefill numerics class (matmul.h): say which path that is here.
-  rep.prefill_path = WidePathAvailable() ? "bf16 AMX (prefill class)" : "int8";
-  rep.model = o.model;
-  if (model->gguf())
-    if (auto ft = model->gguf()->GetUInt("general.file_type"); ft.ok())
-      rep.file_type = FileTypeName(uint32_t(*ft));
-  rep.threads = pool.size();
-  rep.synthetic = IsSynthetic(*model);
+  DescribeRawBench(*model, o, pool.size(), &rep);
 
   std::fprintf(stderr, "measuring memory bandwidth and int8 peak...\n");
   ReadBandwidthProbe probe(pool, o.probe_bytes);
   rep.bandwidth_gb_s = probe.Measure().gb_per_s;
-  // A decode row's roofline: the higher of probes just before and after it (conservative: the
-  // faster the machine was around the row, the lower its %).
-  auto row_bandwidth = [&probe](double before) {
-    return std::max(before, probe.Measure().gb_per_s);
-  };
-  // Streamed bytes per second as % of the bandwidth (0 where the probe could not run).
-  auto roofline_pct = [](double gb_s, double bandwidth) {
-    return bandwidth > 0 ? 100.0 * gb_s / bandwidth : 0.0;
-  };
   Int8PeakResult peak = MeasureInt8Peak(pool);
   rep.int8_peak_gops = peak.gops;
   rep.peak_instruction = peak.instruction;
-
   rep.load_s = load_s;
   rep.peak_rss_mb = double(ru.ru_maxrss) / 1024.0;
-  const double weight_bytes = double(fwd.packed_bytes());
-  rep.weight_mb = weight_bytes / 1e6;
-  const double ops_tok = MatmulOpsPerToken(c);
+  rep.weight_mb = double(fwd.packed_bytes()) / 1e6;
 
-  // pp: one prefill of o.pp tokens, logits for the last one.
-  {
-    const auto toks = Prompt(o.pp, c.n_vocab, 1);
-    SeqKvCache kv(c, o.pp);
-    std::vector<double> times;
-    int32_t best;
-    const int32_t last = o.pp - 1;
-    for (int r = 0; r <= o.reps; ++r) {              // first pass warms up (page-ins, huge pages)
-      const SeqRun run{kv.blocks(), 0, o.pp, o.pp};  // prompt tokens: the prefill class
-      const double t0 = NowSeconds();
-      BRISK_RETURN_IF_ERROR(
-          fwd.RunBatchArgmax(toks, std::span(&run, 1), std::span(&last, 1), &best));
-      if (r > 0) times.push_back(NowSeconds() - t0);
-    }
-    const double t = Median(times);
-    RawBenchRow row;
-    row.test = "pp" + std::to_string(o.pp);
-    row.tok_s = o.pp / t;
-    row.gops = ops_tok * o.pp / t / 1e9;
-    row.peak_pct = 100.0 * row.gops / rep.int8_peak_gops;
-    row.gb_s = weight_bytes / t / 1e9;
-    rep.rows.push_back(row);
-  }
-  // tg: o.tg tokens one at a time from an empty context (greedy, fused argmax).
-  {
-    const double bw_before = probe.Measure().gb_per_s;
-    std::vector<double> rates;
-    for (int r = 0; r < o.reps; ++r) {
-      SeqKvCache kv(c, o.tg + 1);
-      int32_t tok = 1;
-      const double t0 = NowSeconds();
-      for (int i = 0; i < o.tg; ++i) {
-        const SeqRun run{kv.blocks(), i, 1};
-        const int32_t row0 = 0;
-        BRISK_RETURN_IF_ERROR(
-            fwd.RunBatchArgmax(std::span(&tok, 1), std::span(&run, 1), std::span(&row0, 1), &tok));
-      }
-      rates.push_back(o.tg / (NowSeconds() - t0));
-    }
-    RawBenchRow row;
-    row.test = "tg" + std::to_string(o.tg);
-    row.tok_s = Median(rates);
-    const double bytes = weight_bytes + KvBytesPerToken(c) * o.tg / 2.0;  // mean context tg/2
-    row.gb_s = bytes * row.tok_s / 1e9;
-    row.bandwidth_gb_s = row_bandwidth(bw_before);
-    row.roofline_pct = roofline_pct(row.gb_s, row.bandwidth_gb_s);
-    row.gops = ops_tok * row.tok_s / 1e9;
-    row.peak_pct = 100.0 * row.gops / rep.int8_peak_gops;
-    rep.rows.push_back(row);
-  }
-  // Batched decode: B sequences with o.batch_prompt tokens each, then o.batch_gen steps of B.
+  const RawContext x{fwd,
+                     model->config(),
+                     o,
+                     probe,
+                     double(fwd.packed_bytes()),
+                     MatmulOpsPerToken(model->config()),
+                     rep.int8_peak_gops};
+  BRISK_ASSIGN_OR_RETURN(RawBenchRow pp, MeasurePrefill(x));
+  rep.rows.push_back(pp);
+  BRISK_ASSIGN_OR_RETURN(RawBenchRow tg, MeasureGeneration(x));
+  rep.rows.push_back(tg);
   for (int B : o.batches) {
-    std::vector<SeqKvCache> kvs;
-    kvs.reserve(B);
-    for (int b = 0; b < B; ++b) {
-      kvs.emplace_back(c, o.batch_prompt + o.batch_gen);
-      const auto p = Prompt(o.batch_prompt, c.n_vocab, 10 + b);
-      BRISK_RETURN_IF_ERROR(fwd.Run(p, 0, kvs[b].blocks(), {}, nullptr));
-    }
-    std::vector<int32_t> toks(B, 1), rows(B), best(B);
-    std::vector<SeqRun> runs(B);
-    for (int b = 0; b < B; ++b) rows[b] = b;
-    const double bw_before = probe.Measure().gb_per_s;
-    const double t0 = NowSeconds();
-    for (int s = 0; s < o.batch_gen; ++s) {
-      for (int b = 0; b < B; ++b) runs[b] = {kvs[b].blocks(), o.batch_prompt + s, 1};
-      BRISK_RETURN_IF_ERROR(fwd.RunBatchArgmax(toks, runs, rows, best.data()));
-      toks = best;
-    }
-    const double t = NowSeconds() - t0;
-    RawBenchRow row;
-    row.test = "decode B=" + std::to_string(B);
-    row.bandwidth_gb_s = row_bandwidth(bw_before);
-    row.tok_s = double(B) * o.batch_gen / t;
-    const double ctx = o.batch_prompt + o.batch_gen / 2.0;
-    const double bytes_step = weight_bytes + B * KvBytesPerToken(c) * ctx;
-    const double steps_s = o.batch_gen / t;
-    row.gb_s = bytes_step * steps_s / 1e9;
-    row.roofline_pct = roofline_pct(row.gb_s, row.bandwidth_gb_s);
-    row.gops = ops_tok * row.tok_s / 1e9;
-    row.peak_pct = 100.0 * row.gops / rep.int8_peak_gops;
+    BRISK_ASSIGN_OR_RETURN(RawBenchRow row, MeasureBatchedDecode(x, B));
     rep.rows.push_back(row);
   }
   return rep;

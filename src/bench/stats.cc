@@ -34,4 +34,11 @@ LatencySummary Summarize(std::vector<double> values) {
   return s;
 }
 
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  const auto mid = values.begin() + std::ptrdiff_t(values.size() / 2);
+  std::nth_element(values.begin(), mid, values.end());
+  return *mid;
+}
+
 }  // namespace brisk

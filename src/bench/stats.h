@@ -23,4 +23,8 @@ struct LatencySummary {
 // Takes the values by copy: they are sorted in place, input order does not matter.
 LatencySummary Summarize(std::vector<double> values);
 
+// The middle value of repeated timings (the upper one of the two middles for an even count, a
+// value that was measured); 0 for an empty input.
+double Median(std::vector<double> values);
+
 }  // namespace brisk

@@ -95,11 +95,16 @@ std::string FormatTick(double value, double step) {
 
 std::string XmlEscape(const std::string& text) { return HtmlEscape(text); }
 
-std::string RenderLineChart(const LineChart& c) {
+namespace {
+
+using DrawnSeries = std::vector<std::pair<const ChartSeries*, std::vector<Pt>>>;
+
+// The drawable points of each series (NaN / inf / out-of-range categories dropped); series left
+// without points are left out.
+DrawnSeries DrawablePoints(const LineChart& c) {
   const bool categorical = !c.categories.empty();
   const double ncat = (double)c.categories.size();
-  // The drawable points of each series (NaN / inf / out-of-range categories dropped).
-  std::vector<std::pair<const ChartSeries*, std::vector<Pt>>> series;
+  DrawnSeries series;
   for (const ChartSeries& s : c.series) {
     std::vector<Pt> pts;
     for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
@@ -110,83 +115,95 @@ std::string RenderLineChart(const LineChart& c) {
     }
     if (!pts.empty()) series.emplace_back(&s, std::move(pts));
   }
-  std::string o = Open(c);
-  if (series.empty()) {
-    o += Text(c.width / 2.0, c.height / 2.0, "no data", "middle", "nodata");
-    return o + "</svg>\n";
-  }
+  return series;
+}
 
-  double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
-  for (const auto& [s, pts] : series)
-    for (const Pt& p : pts) {
-      xmin = std::min(xmin, p.x), xmax = std::max(xmax, p.x);
-      ymin = std::min(ymin, p.y), ymax = std::max(ymax, p.y);
-    }
-  const bool reference = c.has_reference && std::isfinite(c.reference_y);
-  if (reference) ymin = std::min(ymin, c.reference_y), ymax = std::max(ymax, c.reference_y);
-  if (c.y_from_zero && ymin > 0) ymin = 0;
-  std::vector<double> yt = NiceTicks(ymin, ymax);
-  std::vector<double> xt = categorical ? std::vector<double>{} : NiceTicks(xmin, xmax);
-  if (yt.size() < 2 || (!categorical && xt.size() < 2)) {  // only for absurd magnitudes
-    o += Text(c.width / 2.0, c.height / 2.0, "no data (values out of range)", "middle", "nodata");
-    return o + "</svg>\n";
-  }
-  const double pl = kLeft, pr = c.width - kRight, pt = kTop, pb = c.height - kBottom;
-  const double y0 = yt.front(), y1 = yt.back();
-  auto py = [&](double y) { return pb - (y - y0) / (y1 - y0) * (pb - pt); };
-  auto px = [&](double x) {
+// The plot area and the mapping from data to pixels.
+struct Plot {
+  bool categorical = false;
+  double ncat = 0;
+  double pl = 0, pr = 0, pt = 0, pb = 0;  // left, right, top, bottom edges
+  std::vector<double> xt, yt;             // ticks (xt empty when categorical)
+  double py(double y) const { return pb - (y - yt.front()) / (yt.back() - yt.front()) * (pb - pt); }
+  double px(double x) const {
     if (categorical) return pl + (x + 0.5) / ncat * (pr - pl);
     return pl + (x - xt.front()) / (xt.back() - xt.front()) * (pr - pl);
-  };
+  }
+};
 
-  // Grid and y ticks.
-  const double ystep = yt[1] - yt[0];
-  for (double y : yt) {
-    o += "<line class=\"grid\" x1=\"" + Num(pl) + "\" x2=\"" + Num(pr) + "\" y1=\"" + Num(py(y)) +
-         "\" y2=\"" + Num(py(y)) + "\" stroke=\"#e3e3e3\"/>\n";
-    o += Text(pl - 6, py(y) + 4, FormatTick(y, ystep), "end", "tick");
+// Ticks covering every point (and the reference line); false for absurd magnitudes.
+bool LayOut(const LineChart& c, const DrawnSeries& series, bool reference, Plot* p) {
+  double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
+  for (const auto& [s, pts] : series)
+    for (const Pt& q : pts) {
+      xmin = std::min(xmin, q.x), xmax = std::max(xmax, q.x);
+      ymin = std::min(ymin, q.y), ymax = std::max(ymax, q.y);
+    }
+  if (reference) ymin = std::min(ymin, c.reference_y), ymax = std::max(ymax, c.reference_y);
+  if (c.y_from_zero && ymin > 0) ymin = 0;
+  p->categorical = !c.categories.empty();
+  p->ncat = (double)c.categories.size();
+  p->yt = NiceTicks(ymin, ymax);
+  p->xt = p->categorical ? std::vector<double>{} : NiceTicks(xmin, xmax);
+  p->pl = kLeft, p->pr = c.width - kRight, p->pt = kTop, p->pb = c.height - kBottom;
+  return p->yt.size() >= 2 && (p->categorical || p->xt.size() >= 2);
+}
+
+// Grid, ticks, axis lines and axis labels.
+std::string Axes(const LineChart& c, const Plot& p) {
+  std::string o;
+  const double ystep = p.yt[1] - p.yt[0];
+  for (double y : p.yt) {
+    o += "<line class=\"grid\" x1=\"" + Num(p.pl) + "\" x2=\"" + Num(p.pr) + "\" y1=\"" +
+         Num(p.py(y)) + "\" y2=\"" + Num(p.py(y)) + "\" stroke=\"#e3e3e3\"/>\n";
+    o += Text(p.pl - 6, p.py(y) + 4, FormatTick(y, ystep), "end", "tick");
   }
   // X ticks: numeric ticks, or every category label (every k-th when they would overlap).
-  if (categorical) {
-    size_t every = std::max<size_t>(1, (size_t)std::ceil(ncat / 12));
+  if (p.categorical) {
+    size_t every = std::max<size_t>(1, (size_t)std::ceil(p.ncat / 12));
     for (size_t i = 0; i < c.categories.size(); i += every)
-      o += Text(px((double)i), pb + 18, c.categories[i], "middle", "tick");
+      o += Text(p.px((double)i), p.pb + 18, c.categories[i], "middle", "tick");
   } else {
-    const double xstep = xt[1] - xt[0];
-    for (double x : xt) o += Text(px(x), pb + 18, FormatTick(x, xstep), "middle", "tick");
+    const double xstep = p.xt[1] - p.xt[0];
+    for (double x : p.xt) o += Text(p.px(x), p.pb + 18, FormatTick(x, xstep), "middle", "tick");
   }
-  o += "<line class=\"axis\" x1=\"" + Num(pl) + "\" x2=\"" + Num(pr) + "\" y1=\"" + Num(pb) +
-       "\" y2=\"" + Num(pb) + "\" stroke=\"#555\"/>\n";
-  o += "<line class=\"axis\" x1=\"" + Num(pl) + "\" x2=\"" + Num(pl) + "\" y1=\"" + Num(pt) +
-       "\" y2=\"" + Num(pb) + "\" stroke=\"#555\"/>\n";
-  o += Text((pl + pr) / 2, c.height - 12, c.x_label, "middle", "label");
-  const double ly = (pt + pb) / 2;
+  o += "<line class=\"axis\" x1=\"" + Num(p.pl) + "\" x2=\"" + Num(p.pr) + "\" y1=\"" + Num(p.pb) +
+       "\" y2=\"" + Num(p.pb) + "\" stroke=\"#555\"/>\n";
+  o += "<line class=\"axis\" x1=\"" + Num(p.pl) + "\" x2=\"" + Num(p.pl) + "\" y1=\"" + Num(p.pt) +
+       "\" y2=\"" + Num(p.pb) + "\" stroke=\"#555\"/>\n";
+  o += Text((p.pl + p.pr) / 2, c.height - 12, c.x_label, "middle", "label");
+  const double ly = (p.pt + p.pb) / 2;
   o += Text(16, ly, c.y_label, "middle", "label", " transform=\"rotate(-90 16 " + Num(ly) + ")\"");
+  return o;
+}
 
-  if (reference) {
-    const double ry = py(c.reference_y);
-    o += "<line class=\"reference\" x1=\"" + Num(pl) + "\" x2=\"" + Num(pr) + "\" y1=\"" + Num(ry) +
-         "\" y2=\"" + Num(ry) +
-         "\" stroke=\"#b00020\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>\n";
-    o += Text(pr - 4, ry - 5, c.reference_label, "end", "reflabel", " fill=\"#b00020\"");
-  }
+// The dashed reference line (the SLO) and its label.
+std::string ReferenceLine(const LineChart& c, const Plot& p) {
+  const double ry = p.py(c.reference_y);
+  return "<line class=\"reference\" x1=\"" + Num(p.pl) + "\" x2=\"" + Num(p.pr) + "\" y1=\"" +
+         Num(ry) + "\" y2=\"" + Num(ry) +
+         "\" stroke=\"#b00020\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>\n" +
+         Text(p.pr - 4, ry - 5, c.reference_label, "end", "reflabel", " fill=\"#b00020\"");
+}
 
-  // Series, then the legend above the plot.
-  double lx = pl;
+// Each series' polyline and markers (with tooltips), then its legend entry above the plot.
+std::string SeriesAndLegend(const LineChart& c, const DrawnSeries& series, const Plot& p) {
+  std::string o;
+  double lx = p.pl;
   for (size_t i = 0; i < series.size(); ++i) {
     const auto& [s, pts] = series[i];
     const std::string color = kPalette[i % kPaletteSize];
     std::string points;
-    for (const Pt& p : pts)
-      points += (points.empty() ? "" : " ") + Num(px(p.x)) + "," + Num(py(p.y));
+    for (const Pt& q : pts)
+      points += (points.empty() ? "" : " ") + Num(p.px(q.x)) + "," + Num(p.py(q.y));
     o += "<polyline class=\"series\" data-series=\"" + XmlEscape(s->name) +
          "\" fill=\"none\" stroke=\"" + color + "\" stroke-width=\"2\" points=\"" + points +
          "\"/>\n";
-    for (const Pt& p : pts) {
-      std::string tip = s->name + ": " + Value(p.y) + " at " +
-                        (categorical ? c.categories[(size_t)p.x] : Value(p.x));
-      if (!p.label.empty()) tip += " (" + p.label + ")";
-      o += "<circle cx=\"" + Num(px(p.x)) + "\" cy=\"" + Num(py(p.y)) + "\" r=\"3\" fill=\"" +
+    for (const Pt& q : pts) {
+      std::string tip = s->name + ": " + Value(q.y) + " at " +
+                        (p.categorical ? c.categories[(size_t)q.x] : Value(q.x));
+      if (!q.label.empty()) tip += " (" + q.label + ")";
+      o += "<circle cx=\"" + Num(p.px(q.x)) + "\" cy=\"" + Num(p.py(q.y)) + "\" r=\"3\" fill=\"" +
            color + "\"><title>" + XmlEscape(tip) + "</title></circle>\n";
     }
     o += "<line x1=\"" + Num(lx) + "\" x2=\"" + Num(lx + 18) + "\" y1=\"40\" y2=\"40\" stroke=\"" +
@@ -194,7 +211,27 @@ std::string RenderLineChart(const LineChart& c) {
     o += Text(lx + 22, 44, s->name, "start", "legend");
     lx += 22 + 7.0 * (double)s->name.size() + 16;  // ~7 px per character at the legend's size
   }
-  return o + "</svg>\n";
+  return o;
+}
+
+}  // namespace
+
+std::string RenderLineChart(const LineChart& c) {
+  const DrawnSeries series = DrawablePoints(c);
+  std::string o = Open(c);
+  if (series.empty()) {
+    o += Text(c.width / 2.0, c.height / 2.0, "no data", "middle", "nodata");
+    return o + "</svg>\n";
+  }
+  const bool reference = c.has_reference && std::isfinite(c.reference_y);
+  Plot plot;
+  if (!LayOut(c, series, reference, &plot)) {  // only for absurd magnitudes
+    o += Text(c.width / 2.0, c.height / 2.0, "no data (values out of range)", "middle", "nodata");
+    return o + "</svg>\n";
+  }
+  o += Axes(c, plot);
+  if (reference) o += ReferenceLine(c, plot);
+  return o + SeriesAndLegend(c, series, plot) + "</svg>\n";
 }
 
 }  // namespace brisk

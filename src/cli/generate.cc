@@ -1,42 +1,11 @@
 #include "cli/generate.h"
 
 #include <algorithm>
-#include <condition_variable>
-#include <mutex>
 
 #include "cli/cli_util.h"
+#include "engine/collecting_sink.h"
 
 namespace brisk::cli {
-namespace {
-
-// Forwards events to the caller's callback and signals the finish.
-class WaitingSink : public RequestSink {
- public:
-  explicit WaitingSink(const std::function<void(const TokenEvent&)>& on_token)
-      : on_token_(on_token) {}
-  void OnToken(const TokenEvent& e) override { on_token_(e); }
-  void OnFinish(const FinishInfo& f) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    info_ = f;
-    done_ = true;
-    cv_.notify_all();
-  }
-  FinishInfo Wait() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return done_; });
-    return info_;
-  }
-
- private:
-  const std::function<void(const TokenEvent&)>& on_token_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  FinishInfo info_;
-  bool done_ = false;
-};
-
-}  // namespace
-
 Result<std::unique_ptr<Generator>> Generator::Create(const std::string& model_path, int threads,
                                                      int context) {
   auto g = std::unique_ptr<Generator>(new Generator());
@@ -71,7 +40,9 @@ Result<GenerationStats> Generator::Generate(
   r.prompt = prompt;
   r.max_tokens = max_tokens;
   r.sampling = sampling;
-  auto sink = std::make_shared<WaitingSink>(on_token);
+  CollectingSink::Callbacks callbacks;
+  callbacks.on_token = on_token;
+  auto sink = std::make_shared<CollectingSink>(max_tokens, std::move(callbacks));
   r.sink = sink;
   BRISK_RETURN_IF_ERROR(engine_->Submit(std::move(r)).status());
   const FinishInfo f = sink->Wait();

@@ -156,10 +156,10 @@ TEST(HttpClient, HungServerTimesOut) {
   });
   HttpClientOptions o;
   o.total_timeout_s = 0.3;
-  const double t0 = BenchNowS();
+  const double t0 = NowSeconds();
   HttpCallResult r = HttpCall(UrlOf(server), o, Post());
-  EXPECT_LT(BenchNowS() - t0, 10.0);
-  EXPECT_GE(BenchNowS() - t0, 0.25);
+  EXPECT_LT(NowSeconds() - t0, 10.0);
+  EXPECT_GE(NowSeconds() - t0, 0.25);
   EXPECT_NE(r.error.message().find("timeout"), std::string::npos) << r.error.message();
   ASSERT_EQ(r.events.size(), 1u);  // what came before the hang is kept
 }

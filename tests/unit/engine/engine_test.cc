@@ -5,62 +5,21 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <condition_variable>
 #include <cstdlib>
-#include <mutex>
 #include <set>
 
+#include "engine/collecting_sink.h"
 #include "model/model_tokenizer.h"
 #include "test_paths.h"
 
 namespace brisk {
 namespace {
 
-class Collector : public RequestSink {
+// The shared collecting sink with bounded waits: a hang fails the test instead of blocking CI.
+class Collector : public CollectingSink {
  public:
-  void OnToken(const TokenEvent& e) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    tokens_.push_back(e.token);
-    text_ += e.text;
-    cv_.notify_all();
-  }
-  void OnFinish(const FinishInfo& f) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    info_ = f;
-    done_ = true;
-    cv_.notify_all();
-  }
-  // Waits for the finish (at most 60 s: a hang fails the test instead of blocking CI).
-  bool Wait() {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, std::chrono::seconds(60), [&] { return done_; });
-  }
-  bool WaitTokens(size_t n) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, std::chrono::seconds(60),
-                        [&] { return tokens_.size() >= n || done_; });
-  }
-  std::vector<int32_t> tokens() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return tokens_;
-  }
-  std::string text() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return text_;
-  }
-  FinishInfo info() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return info_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<int32_t> tokens_;
-  std::string text_;
-  FinishInfo info_;
-  bool done_ = false;
+  bool Wait() { return WaitFor(60); }
+  bool WaitTokens(size_t n) { return CollectingSink::WaitTokens(n, 60); }
 };
 
 class EngineTest : public ::testing::Test {
