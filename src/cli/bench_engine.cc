@@ -6,6 +6,7 @@
 #include "bench/engine_bench.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "engine/engine_config.h"
 #include "model/default_model.h"
 
 namespace brisk::cli {
@@ -51,7 +52,7 @@ CommandFn AddBenchEngineSubcommand(CLI::App& bench) {
   cmd->add_option("-m,--model", o->model,
                   "GGUF file or HF directory (default: the embedded synthetic Qwen2.5-0.5B)");
   cmd->add_option("-t,--threads", b.threads, "compute threads (default: all cores)")
-      ->check(CLI::Range(0, 1024));
+      ->check(CLI::Range(0, EngineLimits::kMaxThreads));
   cmd->add_option("--concurrency", o->concurrency,
                   "clients in flight, one run per value (comma-separated)")
       ->capture_default_str();
@@ -73,13 +74,13 @@ CommandFn AddBenchEngineSubcommand(CLI::App& bench) {
       ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--max-num-seqs", b.max_num_seqs,
                   "engine: sequences per step (default: the largest concurrency)")
-      ->check(CLI::Range(1, 1024));
+      ->check(CLI::Range(1, EngineLimits::kMaxNumSeqs));
   cmd->add_option("--max-batched-tokens", b.max_num_batched_tokens, "engine: tokens per step")
       ->capture_default_str()
-      ->check(CLI::Range(1, 65536));
+      ->check(CLI::Range(1, EngineLimits::kMaxNumBatchedTokens));
   cmd->add_option("--max-prefill-chunk", b.max_prefill_chunk,
                   "engine: prompt tokens of one request per step (default: the whole budget)")
-      ->check(CLI::Range(0, 65536));
+      ->check(CLI::Range(0, EngineLimits::kMaxNumBatchedTokens));
   cmd->add_option("--kv-cache-mem", o->kv_cache_mib,
                   "engine: KV cache budget in MiB (default: room for max-num-seqs sequences)")
       ->check(CLI::Range(0, 1 << 20));

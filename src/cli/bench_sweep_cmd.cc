@@ -17,6 +17,7 @@
 #include "cli/bench_common.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "engine/engine_config.h"
 #include "model/default_model.h"
 
 namespace brisk::cli {
@@ -144,11 +145,11 @@ CommandFn AddBenchSweepOptions(CLI::App& bench) {
                    "--url: PATCH /admin/config of brisk serve)");
   bench.add_option("--batch-policy", o->batch_policy, "policies to sweep: static,loadavg,slo");
   bench.add_option("--max-batched-tokens", s.max_num_batched_tokens, "engine: tokens per step")
-      ->check(CLI::Range(1, 65536));
+      ->check(CLI::Range(1, EngineLimits::kMaxNumBatchedTokens));
   bench
       .add_option("--max-prefill-chunk", s.max_prefill_chunk,
                   "engine: prompt tokens of one request per step")
-      ->check(CLI::Range(1, 65536));
+      ->check(CLI::Range(1, EngineLimits::kMaxNumBatchedTokens));
   bench.add_option("--tpot-target", s.tpot_target_ms, "engine: slo policy TPOT target (ms)")
       ->check(CLI::PositiveNumber);
   bench
@@ -170,7 +171,7 @@ CommandFn AddBenchSweepOptions(CLI::App& bench) {
       ->check(CLI::Range(0, 1000));
   bench.add_option("--seed", s.seed, "sampling seeds and arrival times")->capture_default_str();
   bench.add_option("-t,--threads", o->threads, "in-process compute threads (default: all cores)")
-      ->check(CLI::Range(0, 1024));
+      ->check(CLI::Range(0, EngineLimits::kMaxThreads));
   bench.add_option("--kv-cache-mem", o->kv_cache_mib, "in-process KV cache budget in MiB")
       ->check(CLI::Range(0, 1 << 20));
   bench.add_option("--max-model-len", o->max_model_len, "in-process context limit")

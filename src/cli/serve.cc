@@ -249,6 +249,15 @@ void Announce(const ServePlan& p, const LoadedEngine& l, double load_s, server::
   std::fflush(stdout);
 }
 
+// The last responses were handed to the transport when the drain completed; give their bytes time
+// to reach the clients before the connections close (the transport has no completion callback,
+// and a finished response flushes within milliseconds, so a short bounded poll is enough).
+void FlushResponses(const server::HttpServer& http, double limit_s) {
+  const double end = NowSeconds() + limit_s;
+  while (http.active_exchanges() > 0 && NowSeconds() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+}
+
 int RunServe(ServeOptions& o) {
   const sigset_t signals = SignalThread::BlockSignals();
   auto plan = PlanServe(o);
@@ -279,6 +288,7 @@ int RunServe(ServeOptions& o) {
   Announce(*plan, *loaded, NowSeconds() - t0, api);
   signal_thread.set_engine(loaded->engine.get());
   api.WaitForDrain([&] { return signal_thread.stop_requests() >= 2; });
+  if (signal_thread.stop_requests() == 1) FlushResponses(**http, o.write_timeout_s);
   std::fprintf(stderr, "brisk serve: %s\n",
                signal_thread.stop_requests() == 1 ? "drained, exiting" : "stopping now");
   signal_thread.set_engine(nullptr);
