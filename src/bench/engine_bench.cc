@@ -313,14 +313,14 @@ Result<std::unique_ptr<LoadTarget>> MakeTarget(const Model& model, const Tokeniz
                                                const EngineBenchOptions& o) {
   EngineTargetOptions t;
   t.model = o.model;
-  t.threads = o.threads;
-  t.kv_cache_bytes = o.kv_cache_bytes;
+  t.engine = o.engine;
   t.request_timeout_s = o.request_timeout_s;
   // The engine's default length (8192 at most) unless a request needs more.
   const int64_t need =
       std::max<int64_t>(int64_t(o.shared_prefix) + o.prompt_len + o.output_len, o.long_prompt + 1) +
       1;
-  if (need > 8192) t.max_model_len = int(std::min<int64_t>(need, INT32_MAX));
+  if (t.engine.max_model_len == 0 && need > EngineLimits::kDefaultMaxModelLenCap)
+    t.engine.max_model_len = int(std::min<int64_t>(need, INT32_MAX));
   BRISK_ASSIGN_OR_RETURN(std::unique_ptr<LoadTarget> target,
                          CreateEngineTarget(model, tokenizer, t));
   TargetLimits l;
@@ -348,7 +348,7 @@ EngineBenchReport Describe(const TargetInfo& info, EngineBenchOptions o) {
   rep.kv_block_size = info.kv_block_size;
   rep.kv_blocks = info.kv_blocks;
   rep.kv_cache_mib = info.kv_cache_mib;
-  o.kv_cache_bytes = size_t(info.kv_cache_mib * double(1 << 20));
+  o.engine.kv_cache_bytes = size_t(info.kv_cache_mib * double(1 << 20));
   rep.options = o;
   return rep;
 }

@@ -14,6 +14,7 @@
 
 #include "bench/stats.h"
 #include "engine/batch_controller.h"
+#include "engine/engine_config.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
 #include "util/status.h"
@@ -22,7 +23,6 @@ namespace brisk {
 
 struct EngineBenchOptions {
   std::string model;  // resolved path (the path overload of RunEngineBench loads it)
-  int threads = 0;    // compute threads; 0 = one per core
   std::vector<int> concurrency = {1, 16};
   int num_prompts = 0;  // measured requests per concurrency; 0 = max(4 * C, 8)
   int prompt_len = 32;  // distinct tokens per prompt (after the shared prefix)
@@ -39,7 +39,9 @@ struct EngineBenchOptions {
   int max_num_seqs = 0;
   int max_num_batched_tokens = 512;
   int max_prefill_chunk = 0;
-  size_t kv_cache_bytes = 0;  // 0 = the engine's default
+  // Threads, context, KV type and budget, prefix caching (0 = the engine's default); the limits
+  // above replace its batch fields, and max_model_len 0 grows to fit the longest request.
+  EngineConfig engine;
   BatchPolicy batch_policy = BatchPolicy::kStatic;
   double tpot_target_ms = 50;  // slo policy target
   bool progress = false;       // one stderr line per phase

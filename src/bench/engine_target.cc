@@ -93,8 +93,8 @@ class EngineTarget : public LoadTarget {
     info_.tokenizer = tokenizer_ != nullptr;
     info_.isa = std::string(IsaName(ActiveIsa()));
     // The engine's pool follows the same rule (ThreadPool: 0 = one per core).
-    info_.threads =
-        o_.threads > 0 ? o_.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+    info_.threads = o_.engine.threads > 0 ? o_.engine.threads
+                                          : int(std::max(1u, std::thread::hardware_concurrency()));
     return Status::Ok();
   }
 
@@ -116,12 +116,7 @@ class EngineTarget : public LoadTarget {
   }
 
   Status Configure(const TargetLimits& l) override {
-    EngineConfig c;
-    c.threads = o_.threads;
-    c.max_model_len = o_.max_model_len;
-    c.kv_cache_bytes = o_.kv_cache_bytes;
-    c.kv_type = o_.kv_type;
-    c.prefix_caching = o_.prefix_caching;
+    EngineConfig c = o_.engine;
     c.max_waiting = 1 << 20;  // the driver bounds its own load
     if (l.max_num_seqs > 0) c.max_num_seqs = l.max_num_seqs;
     if (l.max_num_batched_tokens > 0) c.max_num_batched_tokens = l.max_num_batched_tokens;

@@ -17,12 +17,9 @@ namespace brisk {
 
 struct EngineTargetOptions {
   std::string model;  // resolved path (with a loaded model: only its name in the report)
-  int threads = 0;    // 0 = one per core
-  // Engine settings that are not swept (0 = the engine's default).
-  int max_model_len = 0;
-  size_t kv_cache_bytes = 0;
-  KvType kv_type = KvType::kF16;
-  bool prefix_caching = true;
+  // The engine settings that are not swept (threads, context, KV cache); Configure's limits
+  // replace its batch fields.
+  EngineConfig engine;
   double request_timeout_s = 600;  // engine deadline of every request
 };
 

@@ -6,6 +6,7 @@
 #include "bench/engine_bench.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/engine_options.h"
 #include "engine/engine_config.h"
 #include "model/default_model.h"
 
@@ -15,7 +16,7 @@ namespace {
 struct BenchEngineCliOptions {
   std::string model;
   std::string concurrency = "1,16";
-  int kv_cache_mib = 0;
+  EngineOptions engine;  // threads, context, KV cache
   std::string batch_policy = "static";
   bool json = false;
   EngineBenchOptions bench;
@@ -31,7 +32,9 @@ int RunBenchEngine(BenchEngineCliOptions& o) {
   auto path = ResolveModelPath(o.model);
   if (!path.ok()) return ReportError(path.status());
   o.bench.model = *path;
-  o.bench.kv_cache_bytes = size_t(o.kv_cache_mib) << 20;
+  auto engine = o.engine.Resolve();
+  if (!engine.ok()) return ReportError(engine.status());
+  o.bench.engine = *engine;
   auto policy = ParseBatchPolicy(o.batch_policy);
   if (!policy.ok()) return ReportError(policy.status());
   o.bench.batch_policy = *policy;
@@ -51,8 +54,7 @@ CommandFn AddBenchEngineSubcommand(CLI::App& bench) {
       "engine", "closed-loop load on the serving engine: TTFT / TPOT / ITL / E2E, throughput");
   cmd->add_option("-m,--model", o->model,
                   "GGUF file or HF directory (default: the embedded synthetic Qwen2.5-0.5B)");
-  cmd->add_option("-t,--threads", b.threads, "compute threads (default: all cores)")
-      ->check(CLI::Range(0, EngineLimits::kMaxThreads));
+  AddEngineOptions(cmd, &o->engine, kThreadOption | kMemoryOptions);
   cmd->add_option("--concurrency", o->concurrency,
                   "clients in flight, one run per value (comma-separated)")
       ->capture_default_str();
@@ -81,9 +83,6 @@ CommandFn AddBenchEngineSubcommand(CLI::App& bench) {
   cmd->add_option("--max-prefill-chunk", b.max_prefill_chunk,
                   "engine: prompt tokens of one request per step (default: the whole budget)")
       ->check(CLI::Range(0, EngineLimits::kMaxNumBatchedTokens));
-  cmd->add_option("--kv-cache-mem", o->kv_cache_mib,
-                  "engine: KV cache budget in MiB (default: room for max-num-seqs sequences)")
-      ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--warmup", b.warmup, "unmeasured requests first")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000));

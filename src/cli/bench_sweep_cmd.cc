@@ -17,6 +17,7 @@
 #include "cli/bench_common.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/engine_options.h"
 #include "engine/engine_config.h"
 #include "model/default_model.h"
 
@@ -28,7 +29,7 @@ struct SweepCliOptions {
   int server_pid = 0;
   std::string concurrency, max_num_seqs, request_rate, batch_policy;
   std::string output_len, slo, out, prompt_len, temperature;
-  int threads = 0, kv_cache_mib = 0, max_model_len = 0;
+  EngineOptions engine;  // in-process: threads, context, KV cache (the sweep sets the rest)
   double timeout_s = 600;
   bool json = false, no_progress = false;
   BenchSweepOptions sweep;
@@ -97,13 +98,13 @@ int RunSweep(SweepCliOptions& o, const std::string& command) {
     if (!t.ok()) return fail(t.status());
     target = std::move(t).value();
   } else {
+    auto engine = o.engine.Resolve();
+    if (!engine.ok()) return fail(engine.status());
     auto path = ResolveModelPath(o.model);
     if (!path.ok()) return fail(path.status());
     EngineTargetOptions e;
     e.model = *path;
-    e.threads = o.threads;
-    e.max_model_len = o.max_model_len;
-    e.kv_cache_bytes = size_t(o.kv_cache_mib) << 20;
+    e.engine = *engine;
     e.request_timeout_s = o.timeout_s;
     auto t = CreateEngineTarget(e);
     if (!t.ok()) return fail(t.status());
@@ -170,12 +171,7 @@ CommandFn AddBenchSweepOptions(CLI::App& bench) {
       ->capture_default_str()
       ->check(CLI::Range(0, 1000));
   bench.add_option("--seed", s.seed, "sampling seeds and arrival times")->capture_default_str();
-  bench.add_option("-t,--threads", o->threads, "in-process compute threads (default: all cores)")
-      ->check(CLI::Range(0, EngineLimits::kMaxThreads));
-  bench.add_option("--kv-cache-mem", o->kv_cache_mib, "in-process KV cache budget in MiB")
-      ->check(CLI::Range(0, 1 << 20));
-  bench.add_option("--max-model-len", o->max_model_len, "in-process context limit")
-      ->check(CLI::Range(0, 1 << 20));
+  AddEngineOptions(&bench, &o->engine, kThreadOption | kMemoryOptions);
   bench.add_option("--timeout", o->timeout_s, "seconds before a request counts as failed")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

@@ -9,6 +9,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/engine_options.h"
 #include "cli/generate.h"
 #include "model/default_model.h"
 #include "model/synth.h"
@@ -20,14 +21,15 @@ struct ChatOptions {
   std::string model;
   std::string system;
   int n_predict = 512;
-  int threads = 0;
-  int context = 4096;
+  EngineOptions engine;  // threads, context, KV cache
 };
 
 int RunChat(const ChatOptions& o) {
+  auto engine = o.engine.Resolve();
+  if (!engine.ok()) return ReportError(engine.status());
   auto path = ResolveModelPath(o.model);
   if (!path.ok()) return ReportError(path.status());
-  auto gen = Generator::Create(*path, o.threads, o.context);
+  auto gen = Generator::Create(*path, *engine);
   if (!gen.ok()) return ReportError(gen.status());
   Generator& g = **gen;
   if (IsSynthetic(g.model())) std::fprintf(stderr, "%s\n", kSyntheticNotice);
@@ -85,9 +87,7 @@ CommandFn AddChatCommand(CLI::App& app) {
   sub->add_option("-s,--system", o->system, "system prompt");
   sub->add_option("-n,--n-predict", o->n_predict, "max tokens per answer")
       ->check(CLI::Range(1, 1 << 20));
-  sub->add_option("-c,--context", o->context, "context size (tokens)")
-      ->check(CLI::Range(16, 1 << 20));
-  sub->add_option("-t,--threads", o->threads, "compute threads (default: all cores)");
+  AddEngineOptions(sub, &o->engine, kThreadOption | kMemoryOptions);
   return [o] { return RunChat(*o); };
 }
 

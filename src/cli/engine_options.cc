@@ -18,7 +18,7 @@ void AddBatchOptions(CLI::App* cmd, EngineOptions* o) {
 }
 
 void AddMemoryOptions(CLI::App* cmd, EngineOptions* o) {
-  cmd->add_option("--max-model-len", o->config.max_model_len,
+  cmd->add_option("-c,--max-model-len,--ctx-size,--context", o->config.max_model_len,
                   "prompt + output tokens (0: min(model context, " +
                       std::to_string(EngineLimits::kDefaultMaxModelLenCap) + "))");
   cmd->add_option("--kv-cache-mem", o->kv_cache_mib, "KV cache budget in MiB (0: automatic)")

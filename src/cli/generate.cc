@@ -6,8 +6,8 @@
 #include "engine/collecting_sink.h"
 
 namespace brisk::cli {
-Result<std::unique_ptr<Generator>> Generator::Create(const std::string& model_path, int threads,
-                                                     int context) {
+Result<std::unique_ptr<Generator>> Generator::Create(const std::string& model_path,
+                                                     EngineConfig c) {
   auto g = std::unique_ptr<Generator>(new Generator());
   BRISK_ASSIGN_OR_RETURN(g->model_, Model::Load(model_path));
   BRISK_ASSIGN_OR_RETURN(g->tokenizer_, TokenizerForModel(*g->model_));
@@ -16,14 +16,14 @@ Result<std::unique_ptr<Generator>> Generator::Create(const std::string& model_pa
     if (!t.ok()) return t.status().WithContext("chat template");
     g->template_ = std::make_unique<jinja::ChatTemplate>(std::move(t).value());
   }
-  EngineConfig c;
-  c.threads = threads;
   c.max_num_seqs = 1;
   c.max_num_batched_tokens = 256;
-  c.max_model_len = std::max(2, std::min(context, g->model_->config().context_length));
   // A few contexts' worth of blocks: the current turn plus cached earlier turns.
-  c.kv_cache_bytes = 3 * KvStore::BlockBytes(g->model_->config(), c.kv_block_size, c.kv_type) *
-                     size_t((c.max_model_len + c.kv_block_size - 1) / c.kv_block_size);
+  if (c.kv_cache_bytes == 0) {
+    const int len = ResolveMaxModelLen(c, g->model_->config().context_length);
+    c.kv_cache_bytes = 3 * KvStore::BlockBytes(g->model_->config(), c.kv_block_size, c.kv_type) *
+                       size_t((len + c.kv_block_size - 1) / c.kv_block_size);
+  }
   BRISK_ASSIGN_OR_RETURN(g->engine_, Engine::Create(*g->model_, &g->tokenizer_, c));
   return g;
 }

@@ -26,8 +26,10 @@ struct GenerationStats {
 
 class Generator {
  public:
-  static Result<std::unique_ptr<Generator>> Create(const std::string& model_path, int threads,
-                                                   int context);
+  // `engine` carries the user's threads, context and KV settings; the generator serves one
+  // request at a time and sizes the KV cache for a few contexts unless a budget is given.
+  static Result<std::unique_ptr<Generator>> Create(const std::string& model_path,
+                                                   EngineConfig engine);
 
   const Model& model() const { return *model_; }
   const Tokenizer& tokenizer() const { return tokenizer_; }

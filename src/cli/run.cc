@@ -9,6 +9,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/engine_options.h"
 #include "cli/generate.h"
 #include "model/default_model.h"
 #include "model/fast_forward.h"
@@ -23,8 +24,7 @@ struct RunOptions {
   std::string prompt;
   bool raw = false;
   int n_predict = 16;
-  int threads = 0;
-  int context = 4096;
+  EngineOptions engine;   // threads, context, KV cache
   float temperature = 0;  // greedy by default: reproducible output for scripts and tests
   int top_k = 0;
   float top_p = 1.0f;
@@ -43,10 +43,10 @@ SamplingParams Sampling(const RunOptions& o) {
 }
 
 // --tokens: ids in, ids out (stdout), timings on stderr.
-int RunTokens(const RunOptions& o, const std::string& path) {
+int RunTokens(const RunOptions& o, const std::string& path, const EngineConfig& engine) {
   auto prompt = ParseTokenList(o.tokens);
   if (!prompt.ok()) return ReportError(prompt.status());
-  auto gen = Generator::Create(path, o.threads, o.context);
+  auto gen = Generator::Create(path, engine);
   if (!gen.ok()) return ReportError(gen.status());
   Generator& g = **gen;
   if (IsSynthetic(g.model())) std::fprintf(stderr, "%s\n", kSyntheticNotice);
@@ -64,8 +64,8 @@ int RunTokens(const RunOptions& o, const std::string& path) {
   return 0;
 }
 
-int RunText(const RunOptions& o, const std::string& path) {
-  auto gen = Generator::Create(path, o.threads, o.context);
+int RunText(const RunOptions& o, const std::string& path, const EngineConfig& engine) {
+  auto gen = Generator::Create(path, engine);
   if (!gen.ok()) return ReportError(gen.status());
   Generator& g = **gen;
   if (IsSynthetic(g.model())) std::fprintf(stderr, "%s\n", kSyntheticNotice);
@@ -94,9 +94,11 @@ int RunText(const RunOptions& o, const std::string& path) {
 int RunRun(const RunOptions& o) {
   if (o.tokens.empty() == o.prompt.empty())
     return ReportError(Status::Error("give exactly one of -p TEXT or --tokens IDS"));
+  auto engine = o.engine.Resolve();
+  if (!engine.ok()) return ReportError(engine.status());
   auto path = ResolveModelPath(o.model);
   if (!path.ok()) return ReportError(path.status());
-  return o.tokens.empty() ? RunText(o, *path) : RunTokens(o, *path);
+  return o.tokens.empty() ? RunText(o, *path, *engine) : RunTokens(o, *path, *engine);
 }
 
 }  // namespace
@@ -111,9 +113,7 @@ CommandFn AddRunCommand(CLI::App& app) {
   sub->add_option("--tokens", o->tokens, "prompt token ids, comma-separated (prints ids)");
   sub->add_option("-n,--n-predict", o->n_predict, "tokens to generate")
       ->check(CLI::Range(1, 1 << 20));
-  sub->add_option("-c,--context", o->context, "context size for -p (tokens)")
-      ->check(CLI::Range(16, 1 << 20));
-  sub->add_option("-t,--threads", o->threads, "compute threads (default: all cores)");
+  AddEngineOptions(sub, &o->engine, kThreadOption | kMemoryOptions);
   sub->add_option("--temp", o->temperature, "sampling temperature (0 = greedy)");
   sub->add_option("--top-k", o->top_k, "top-k sampling (0 = off)");
   sub->add_option("--top-p", o->top_p, "nucleus sampling (1 = off)");

@@ -12,6 +12,7 @@
 #include "cli/bench_common.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/engine_options.h"
 #include "model/default_model.h"
 
 namespace brisk::cli {
@@ -19,7 +20,7 @@ namespace {
 
 struct TuneCliOptions {
   std::string model, slo, seqs, tokens, chunks, output_len, out, config_out;
-  int threads = 0, kv_cache_mib = 0;
+  EngineOptions engine;  // threads, context, KV cache (the search sets the batch limits)
   TuneOptions tune;
 };
 
@@ -58,12 +59,13 @@ int RunTuneCli(TuneCliOptions& o) {
     if (!v.ok()) return ReportError(v.status());
     t.bench.output_len = *v;
   }
+  auto engine = o.engine.Resolve();
+  if (!engine.ok()) return ReportError(engine.status());
   auto path = ResolveModelPath(o.model);
   if (!path.ok()) return ReportError(path.status());
   EngineTargetOptions e;
   e.model = *path;
-  e.threads = o.threads;
-  e.kv_cache_bytes = size_t(o.kv_cache_mib) << 20;
+  e.engine = *engine;
   auto target = CreateEngineTarget(e);
   if (!target.ok()) return ReportError(target.status());
   auto r = RunTune(**target, t);
@@ -114,10 +116,7 @@ CommandFn AddTuneCommand(CLI::App& app) {
   cmd->add_option("--warmup", t.bench.warmup, "unmeasured requests first")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000));
-  cmd->add_option("-t,--threads", o->threads, "compute threads (default: all cores)")
-      ->check(CLI::Range(0, 1024));
-  cmd->add_option("--kv-cache-mem", o->kv_cache_mib, "KV cache budget in MiB")
-      ->check(CLI::Range(0, 1 << 20));
+  AddEngineOptions(cmd, &o->engine, kThreadOption | kMemoryOptions);
   cmd->add_option("--out", o->out, "report folder (default: $BRISK_HOME/bench/<time>)");
   cmd->add_option("--config-out", o->config_out, "config file to write (default: OUT/tuned.json)");
   return [o] { return RunTuneCli(*o); };

@@ -34,9 +34,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(const Model& model, const Tokeniz
   BRISK_RETURN_IF_ERROR(ValidateEngineConfig(config));
   EngineConfig c = config;
   const ModelConfig& mc = model.config();
-  if (c.max_model_len == 0)
-    c.max_model_len =
-        int(std::min<int64_t>(mc.context_length, EngineLimits::kDefaultMaxModelLenCap));
+  c.max_model_len = ResolveMaxModelLen(c, mc.context_length);
   if (c.max_model_len < 2 || c.max_model_len > mc.context_length)
     return Status::Error("max_model_len must be in 2.." + std::to_string(mc.context_length) +
                          " (the model's context length), got " + std::to_string(c.max_model_len));

@@ -1,5 +1,6 @@
 #include "engine/engine_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -32,6 +33,11 @@ Status ValidateEngineConfig(const EngineConfig& c) {
   if (!std::isfinite(c.tpot_target_ms) || c.tpot_target_ms <= 0)
     return Status::Error("tpot_target_ms must be a number > 0");
   return Status::Ok();
+}
+
+int ResolveMaxModelLen(const EngineConfig& c, int model_context_length) {
+  if (c.max_model_len != 0) return c.max_model_len;
+  return std::min(model_context_length, EngineLimits::kDefaultMaxModelLenCap);
 }
 
 }  // namespace brisk

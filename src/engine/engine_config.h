@@ -48,4 +48,8 @@ struct EngineConfig {
 // the checks against the model (context length, KV budget).
 Status ValidateEngineConfig(const EngineConfig& c);
 
+// The context length an engine over a model with this context will use (max_model_len 0 =
+// min(model context, kDefaultMaxModelLenCap)); the engine checks the result against the model.
+int ResolveMaxModelLen(const EngineConfig& c, int model_context_length);
+
 }  // namespace brisk

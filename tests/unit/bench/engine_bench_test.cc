@@ -38,7 +38,7 @@ class EngineBenchTest : public ::testing::Test {
   EngineBenchOptions Options() const {
     EngineBenchOptions o;
     o.model = "tiny";
-    o.threads = 2;
+    o.engine.threads = 2;
     o.prompt_len = Small() ? 8 : 16;
     o.output_len = Small() ? 4 : 8;
     o.warmup = 1;
