@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,9 @@ struct BenchReport {
 // Reads back ToJson's output (for `brisk tune`, tests and the server's report page). Errors on
 // anything that is not such a document.
 Result<BenchReport> BenchReportFromJson(const std::string& text);
+
+// One point as ToJson writes it (bench engine and bench http extend it with their own fields).
+nlohmann::ordered_json BenchPointJson(const BenchPoint& p);
 
 // Writes report.json, report.csv, report.md and report.html into `dir` (created when missing).
 Status WriteBenchReport(const BenchReport& report, const std::string& dir);

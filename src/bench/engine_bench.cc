@@ -196,21 +196,10 @@ class EngineBench {
     const std::vector<RequestRecord> recs = Run(
         C, n, [&] { return prompts_.NextMeasured(o_.output_len); }, &p);
     EngineBenchRun run;
+    static_cast<BenchPoint&>(run) = p;
     run.concurrency = C;
-    run.requests = p.requests;
-    run.failures = p.failures;
-    run.failure_messages = p.failure_messages;
-    run.wall_s = p.wall_s;
-    run.prompt_tokens = p.prompt_tokens;
     for (const RequestRecord& r : recs)
       if (r.ok) run.cached_tokens += std::max(r.cached_tokens, 0);
-    run.generated_tokens = p.output_tokens;
-    run.output_tok_s = p.output_tok_s;
-    run.total_tok_s = p.total_tok_s;
-    run.ttft_ms = p.ttft_ms;
-    run.tpot_ms = p.tpot_ms;
-    run.itl_ms = p.itl_ms;
-    run.e2e_ms = p.e2e_ms;
     const ServerSide& s = p.server;
     run.engine.steps = s.steps;
     run.engine.prompt_tokens = s.prompt_tokens;

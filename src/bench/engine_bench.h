@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_report.h"
 #include "bench/stats.h"
 #include "engine/batch_controller.h"
 #include "engine/engine_config.h"
@@ -57,19 +58,11 @@ struct EngineCounters {
   double tokens_per_step = 0;  // (prompt_tokens + generation_tokens) / steps
 };
 
-// One closed-loop run at a fixed concurrency.
-struct EngineBenchRun {
-  int concurrency = 0;
-  int requests = 0;  // measured requests submitted (succeeded + failed)
-  int failures = 0;  // submit errors, finishes other than stop/length, waits that timed out
-  std::vector<std::string> failure_messages;  // distinct ones, the first few
-  double wall_s = 0;                          // first submission -> last finish
-  int64_t prompt_tokens = 0;                  // of the successful requests (cached included)
-  int64_t cached_tokens = 0;                  // prompt tokens served from the prefix cache
-  int64_t generated_tokens = 0;               // tokens received by successful requests
-  double output_tok_s = 0;                    // generated / wall
-  double total_tok_s = 0;                     // (prompt + generated) / wall
-  LatencySummary ttft_ms, tpot_ms, itl_ms, e2e_ms;
+// One closed-loop run at a fixed concurrency: the driver's point (failures are submit errors,
+// finishes other than stop/length and waits that timed out; prompt_tokens include cached ones)
+// and what only the engine can tell.
+struct EngineBenchRun : BenchPoint {
+  int64_t cached_tokens = 0;  // prompt tokens served from the prefix cache
   EngineCounters engine;
 };
 

@@ -132,21 +132,8 @@ std::string EngineBenchReport::ToJson() const {
                           {"failures", shared.failures}};
   j["runs"] = nlohmann::ordered_json::array();
   for (const EngineBenchRun& r : runs) {
-    nlohmann::ordered_json x;
-    x["concurrency"] = r.concurrency;
-    x["requests"] = r.requests;
-    x["failures"] = r.failures;
-    x["failure_messages"] = r.failure_messages;
-    x["wall_s"] = r.wall_s;
-    x["prompt_tokens"] = r.prompt_tokens;
+    nlohmann::ordered_json x = BenchPointJson(r);
     x["cached_tokens"] = r.cached_tokens;
-    x["generated_tokens"] = r.generated_tokens;
-    x["output_tok_s"] = r.output_tok_s;
-    x["total_tok_s"] = r.total_tok_s;
-    x["ttft_ms"] = LatencyJson(r.ttft_ms);
-    x["tpot_ms"] = LatencyJson(r.tpot_ms);
-    x["itl_ms"] = LatencyJson(r.itl_ms);
-    x["e2e_ms"] = LatencyJson(r.e2e_ms);
     x["engine"] = {{"steps", r.engine.steps},
                    {"prompt_tokens", r.engine.prompt_tokens},
                    {"generation_tokens", r.engine.generation_tokens},

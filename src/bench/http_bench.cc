@@ -237,23 +237,11 @@ class HttpBench {
     BenchPoint p;
     const std::vector<RequestRecord> recs = Run(C, n, o_.duration_s, o_.output_len, &p);
     HttpBenchRun run;
+    static_cast<BenchPoint&>(run) = p;
     run.concurrency = C;
-    run.requests = p.requests;
-    run.failures = p.failures;
-    run.failure_messages = p.failure_messages;
-    run.wall_s = p.wall_s;
-    run.prompt_tokens = p.prompt_tokens;
-    run.completion_tokens = p.output_tokens;
     for (const RequestRecord& r : recs)  // their content events were counted as tokens
       if (r.ok && r.output_tokens < 0) ++run.usage_missing;
-    run.output_tok_s = p.output_tok_s;
-    run.total_tok_s = p.total_tok_s;
-    run.request_s = p.request_s;
-    run.ttft_ms = p.ttft_ms;
-    run.tpot_ms = p.tpot_ms;
-    run.itl_ms = p.itl_ms;
-    run.e2e_ms = p.e2e_ms;
-    if (o_.metrics) run.metrics = CheckMetrics(before, run.completion_tokens, p.successes);
+    if (o_.metrics) run.metrics = CheckMetrics(before, run.output_tokens, p.successes);
     return run;
   }
 

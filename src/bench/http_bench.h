@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/bench_report.h"
 #include "bench/stats.h"
 #include "util/status.h"
 
@@ -63,21 +64,12 @@ struct MetricsCheck {
   bool count_match = false;     // both histogram count deltas == client_finished
 };
 
-// One closed-loop run at a fixed concurrency.
-struct HttpBenchRun {
-  int concurrency = 0;
-  int requests = 0;                           // measured requests sent (succeeded + failed)
-  int failures = 0;                           // see RequestOutcome::error
-  std::vector<std::string> failure_messages;  // distinct ones, the first few
-  double wall_s = 0;                          // first send -> last end
-  int64_t prompt_tokens = 0;                  // usage of the successful requests
-  int64_t completion_tokens = 0;              // received by successful requests
-  int usage_missing = 0;    // successes without a usage chunk (their content events were counted)
-  double output_tok_s = 0;  // completion_tokens / wall
-  double total_tok_s = 0;   // (prompt + completion) / wall
-  double request_s = 0;     // successful requests / wall
-  LatencySummary ttft_ms, tpot_ms, itl_ms, e2e_ms;
-  MetricsCheck metrics;  // with --metrics
+// One closed-loop run at a fixed concurrency: the driver's point (failures: see
+// RequestOutcome::error; token counts are the usage of the successful requests) and the checks
+// only HTTP needs.
+struct HttpBenchRun : BenchPoint {
+  int usage_missing = 0;  // successes without a usage chunk (their content events were counted)
+  MetricsCheck metrics;   // with --metrics
 };
 
 struct HttpBenchReport {

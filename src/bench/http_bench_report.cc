@@ -61,7 +61,7 @@ std::string HttpBenchReport::ToTable() const {
     std::snprintf(buf, sizeof buf,
                   "| %4d | %4d | %4d | %6.2f | %9.1f | %11.1f | %6.2f | %10lld |\n", r.concurrency,
                   r.requests, r.failures, r.wall_s, r.output_tok_s, r.total_tok_s, r.request_s,
-                  (long long)r.completion_tokens);
+                  (long long)r.output_tokens);
     s += buf;
   }
   std::vector<LatencyRow> latency;
@@ -136,22 +136,8 @@ std::string HttpBenchReport::ToJson() const {
                            {"max", rss_max_mib}};
   j["runs"] = nlohmann::ordered_json::array();
   for (const HttpBenchRun& r : runs) {
-    nlohmann::ordered_json x;
-    x["concurrency"] = r.concurrency;
-    x["requests"] = r.requests;
-    x["failures"] = r.failures;
-    x["failure_messages"] = r.failure_messages;
-    x["wall_s"] = r.wall_s;
-    x["prompt_tokens"] = r.prompt_tokens;
-    x["completion_tokens"] = r.completion_tokens;
+    nlohmann::ordered_json x = BenchPointJson(r);
     x["usage_missing"] = r.usage_missing;
-    x["output_tok_s"] = r.output_tok_s;
-    x["total_tok_s"] = r.total_tok_s;
-    x["request_s"] = r.request_s;
-    x["ttft_ms"] = LatencyJson(r.ttft_ms);
-    x["tpot_ms"] = LatencyJson(r.tpot_ms);
-    x["itl_ms"] = LatencyJson(r.itl_ms);
-    x["e2e_ms"] = LatencyJson(r.e2e_ms);
     if (o.metrics) {
       const MetricsCheck& m = r.metrics;
       const ServerCounters& d = m.delta;

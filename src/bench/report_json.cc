@@ -241,6 +241,45 @@ Result<Slo> ParseSlo(const std::string& text) {
   return slo;
 }
 
+Json BenchPointJson(const BenchPoint& p) {
+  Json x;
+  x["label"] = p.label;
+  x["concurrency"] = p.concurrency;
+  x["request_rate"] = Num(p.request_rate);
+  x["max_num_seqs"] = p.max_num_seqs;
+  x["max_num_batched_tokens"] = p.max_num_batched_tokens;
+  x["max_prefill_chunk"] = p.max_prefill_chunk;
+  x["batch_policy"] = p.batch_policy;
+  x["requests"] = p.requests;
+  x["successes"] = p.successes;
+  x["failures"] = p.failures;
+  x["failure_messages"] = p.failure_messages;
+  x["wall_s"] = Num(p.wall_s);
+  x["prompt_tokens"] = p.prompt_tokens;
+  x["output_tokens"] = p.output_tokens;
+  x["output_tok_s"] = Num(p.output_tok_s);
+  x["total_tok_s"] = Num(p.total_tok_s);
+  x["request_s"] = Num(p.request_s);
+  x["goodput_s"] = Num(p.goodput_s);
+  x["slo_attainment"] = Num(p.slo_attainment);
+  x["ttft_ms"] = SummaryJson(p.ttft_ms);
+  x["tpot_ms"] = SummaryJson(p.tpot_ms);
+  x["itl_ms"] = SummaryJson(p.itl_ms);
+  x["e2e_ms"] = SummaryJson(p.e2e_ms);
+  x["peak_rss_mib"] = Num(p.peak_rss_mib);
+  const ServerSide& s = p.server;
+  x["server"] = {{"has", s.has},
+                 {"steps", s.steps},
+                 {"mean_batch_seqs", Num(s.mean_batch_seqs)},
+                 {"mean_batch_tokens", Num(s.mean_batch_tokens)},
+                 {"preemptions", s.preemptions},
+                 {"prefix_queried_tokens", s.prefix_queried_tokens},
+                 {"prefix_hit_tokens", s.prefix_hit_tokens},
+                 {"generation_tokens", s.generation_tokens},
+                 {"kv_usage_max", Num(s.kv_usage_max)}};
+  return x;
+}
+
 std::string BenchReport::ToJson() const {
   Json j;
   j["format"] = kFormat;
@@ -267,44 +306,7 @@ std::string BenchReport::ToJson() const {
   j["settings"] = settings;
   j["slo"] = {{"ttft_ms", Num(slo.ttft_ms)}, {"tpot_ms", Num(slo.tpot_ms)}};
   Json pts = Json::array();
-  for (const BenchPoint& p : points) {
-    Json x;
-    x["label"] = p.label;
-    x["concurrency"] = p.concurrency;
-    x["request_rate"] = Num(p.request_rate);
-    x["max_num_seqs"] = p.max_num_seqs;
-    x["max_num_batched_tokens"] = p.max_num_batched_tokens;
-    x["max_prefill_chunk"] = p.max_prefill_chunk;
-    x["batch_policy"] = p.batch_policy;
-    x["requests"] = p.requests;
-    x["successes"] = p.successes;
-    x["failures"] = p.failures;
-    x["failure_messages"] = p.failure_messages;
-    x["wall_s"] = Num(p.wall_s);
-    x["prompt_tokens"] = p.prompt_tokens;
-    x["output_tokens"] = p.output_tokens;
-    x["output_tok_s"] = Num(p.output_tok_s);
-    x["total_tok_s"] = Num(p.total_tok_s);
-    x["request_s"] = Num(p.request_s);
-    x["goodput_s"] = Num(p.goodput_s);
-    x["slo_attainment"] = Num(p.slo_attainment);
-    x["ttft_ms"] = SummaryJson(p.ttft_ms);
-    x["tpot_ms"] = SummaryJson(p.tpot_ms);
-    x["itl_ms"] = SummaryJson(p.itl_ms);
-    x["e2e_ms"] = SummaryJson(p.e2e_ms);
-    x["peak_rss_mib"] = Num(p.peak_rss_mib);
-    const ServerSide& s = p.server;
-    x["server"] = {{"has", s.has},
-                   {"steps", s.steps},
-                   {"mean_batch_seqs", Num(s.mean_batch_seqs)},
-                   {"mean_batch_tokens", Num(s.mean_batch_tokens)},
-                   {"preemptions", s.preemptions},
-                   {"prefix_queried_tokens", s.prefix_queried_tokens},
-                   {"prefix_hit_tokens", s.prefix_hit_tokens},
-                   {"generation_tokens", s.generation_tokens},
-                   {"kv_usage_max", Num(s.kv_usage_max)}};
-    pts.push_back(std::move(x));
-  }
+  for (const BenchPoint& p : points) pts.push_back(BenchPointJson(p));
   j["points"] = std::move(pts);
   // Invalid UTF-8 in a string (a model name from a file) is replaced rather than thrown on.
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";

@@ -64,7 +64,7 @@ TEST_F(EngineBenchTest, ClosedLoopCountsEveryRequest) {
     const int n = o.num_prompts;
     EXPECT_EQ(r.requests, n);
     EXPECT_EQ(r.failures, 0) << (r.failure_messages.empty() ? "" : r.failure_messages[0]);
-    EXPECT_EQ(r.generated_tokens, int64_t(n) * o.output_len);
+    EXPECT_EQ(r.output_tokens, int64_t(n) * o.output_len);
     EXPECT_EQ(r.prompt_tokens, int64_t(n) * o.prompt_len);
     EXPECT_EQ(r.cached_tokens, 0);  // distinct random prompts share nothing
     EXPECT_EQ(r.ttft_ms.count, n);
@@ -77,10 +77,10 @@ TEST_F(EngineBenchTest, ClosedLoopCountsEveryRequest) {
     ExpectOrdered(r.e2e_ms, "E2E");
     EXPECT_LE(r.ttft_ms.max, r.e2e_ms.max);
     EXPECT_GT(r.wall_s, 0);
-    EXPECT_NEAR(r.output_tok_s, double(r.generated_tokens) / r.wall_s, 1e-6 * r.output_tok_s);
+    EXPECT_NEAR(r.output_tok_s, double(r.output_tokens) / r.wall_s, 1e-6 * r.output_tok_s);
     EXPECT_GT(r.total_tok_s, r.output_tok_s);
     // The engine's own counters over the run agree with what the clients saw.
-    EXPECT_EQ(r.engine.generation_tokens, r.generated_tokens);
+    EXPECT_EQ(r.engine.generation_tokens, r.output_tokens);
     EXPECT_EQ(r.engine.prompt_tokens, r.prompt_tokens);
     EXPECT_GT(r.engine.steps, 0);
     EXPECT_EQ(r.engine.preemptions, 0);
@@ -97,7 +97,7 @@ TEST_F(EngineBenchTest, ClosedLoopCountsEveryRequest) {
   auto j = nlohmann::json::parse(rep->ToJson());
   ASSERT_EQ(j["runs"].size(), 2u);
   EXPECT_EQ(j["runs"][1]["concurrency"], 4);
-  EXPECT_EQ(j["runs"][1]["generated_tokens"], int64_t(o.num_prompts) * o.output_len);
+  EXPECT_EQ(j["runs"][1]["output_tokens"], int64_t(o.num_prompts) * o.output_len);
   EXPECT_TRUE(j["runs"][0]["ttft_ms"].contains("p99"));
 }
 
@@ -120,7 +120,7 @@ TEST_F(EngineBenchTest, SharedPrefixSecondRequestHitsTheCache) {
   ASSERT_EQ(rep->runs.size(), 1u);
   const EngineBenchRun& r = rep->runs[0];
   EXPECT_EQ(r.failures, 0);
-  EXPECT_EQ(r.generated_tokens, int64_t(o.num_prompts) * o.output_len);
+  EXPECT_EQ(r.output_tokens, int64_t(o.num_prompts) * o.output_len);
   EXPECT_EQ(r.prompt_tokens, int64_t(o.num_prompts) * (64 + o.prompt_len));
   EXPECT_GT(r.cached_tokens, 0);
   EXPECT_GT(r.engine.prefix_hit_tokens, 0);
@@ -162,7 +162,7 @@ TEST_F(EngineBenchTest, FailuresAreCountedNotWaitedFor) {
   const EngineBenchRun& r = rep->runs[0];
   EXPECT_EQ(r.requests, 4);
   EXPECT_EQ(r.failures, 4);
-  EXPECT_EQ(r.generated_tokens, 0);
+  EXPECT_EQ(r.output_tokens, 0);
   EXPECT_EQ(r.ttft_ms.count, 0);
   ASSERT_FALSE(r.failure_messages.empty());
   EXPECT_NE(r.failure_messages[0].find("deadline"), std::string::npos) << r.failure_messages[0];

@@ -91,7 +91,7 @@ TEST(HttpBench, MeasuresTheScriptedTiming) {
     SCOPED_TRACE(run.concurrency);
     EXPECT_EQ(run.requests, 3);
     EXPECT_EQ(run.failures, 0) << (run.failure_messages.empty() ? "" : run.failure_messages[0]);
-    EXPECT_EQ(run.completion_tokens, 15);
+    EXPECT_EQ(run.output_tokens, 15);
     EXPECT_EQ(run.prompt_tokens, 21);
     EXPECT_EQ(run.usage_missing, 0);
     EXPECT_EQ(run.ttft_ms.count, 3);
@@ -135,7 +135,7 @@ TEST(HttpBench, MeasuresTheScriptedTiming) {
   const std::string table = rep->ToTable();
   EXPECT_NE(table.find("| conc | metric |  p50 ms |"), std::string::npos) << table;
   auto j = nlohmann::json::parse(rep->ToJson());
-  EXPECT_EQ(j["runs"][1]["completion_tokens"], 15);
+  EXPECT_EQ(j["runs"][1]["output_tokens"], 15);
 }
 
 TEST(HttpBench, CompletionsEndpointAndApiKey) {
@@ -155,7 +155,7 @@ TEST(HttpBench, CompletionsEndpointAndApiKey) {
   auto rep = RunHttpBench(o);
   ASSERT_TRUE(rep.ok()) << rep.message();
   EXPECT_EQ(rep->runs[0].failures, 0);
-  EXPECT_EQ(rep->runs[0].completion_tokens, 6);
+  EXPECT_EQ(rep->runs[0].output_tokens, 6);
   auto reqs = server.requests();
   ASSERT_EQ(reqs.size(), 4u);  // readiness, then no discovery: the model was given
   EXPECT_EQ(reqs[0].target, "/health");
@@ -193,7 +193,7 @@ TEST(HttpBench, WaitsForAServerThatIsStillLoading) {
   EXPECT_EQ(rep->warmup_failures, 0);
   EXPECT_EQ(rep->runs[0].failures, 0)
       << (rep->runs[0].failure_messages.empty() ? "" : rep->runs[0].failure_messages[0]);
-  EXPECT_EQ(rep->runs[0].completion_tokens, 15);
+  EXPECT_EQ(rep->runs[0].output_tokens, 15);
 }
 
 // Runs three requests against a server answering every stream with `script`; returns the run.
@@ -213,7 +213,7 @@ void ExpectFailed(const HttpBenchRun& run, const std::string& message_part) {
   ASSERT_EQ(run.failure_messages.size(), 1u);
   EXPECT_NE(run.failure_messages[0].find(message_part), std::string::npos)
       << run.failure_messages[0];
-  EXPECT_EQ(run.completion_tokens, 0);
+  EXPECT_EQ(run.output_tokens, 0);
   EXPECT_EQ(run.ttft_ms.count, 0);
 }
 
@@ -298,7 +298,7 @@ TEST(HttpBench, DurationModeEndsOnTime) {
   EXPECT_GE(run.wall_s, 0.6);
   EXPECT_GE(run.requests, 4);  // two clients, ~60 ms each: far more than this in 0.6 s
   EXPECT_EQ(run.failures, 0);
-  EXPECT_EQ(run.completion_tokens, 3 * int64_t(run.requests));
+  EXPECT_EQ(run.output_tokens, 3 * int64_t(run.requests));
 }
 
 TEST(HttpBench, RssOfAProcess) {
