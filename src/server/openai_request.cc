@@ -427,16 +427,12 @@ std::string JsonTypeName(const Json& v) {
   }
 }
 
-std::variant<OpenAiRequest, ApiError> ParseChatRequest(std::string_view body,
-                                                       const RequestLimits& limits) {
-  auto parsed = ParseBody(body);
-  if (auto* e = std::get_if<ApiError>(&parsed)) return *e;
-  const Json& j = std::get<Json>(parsed);
-  const Fields f(j);
-  OpenAiRequest r;
-  r.chat = true;
-  if (auto e = ParseCommon(f, limits, &r)) return *e;
+namespace {
 
+// The fields only chat requests have.
+std::optional<ApiError> ParseChatFields(const Fields& f, const RequestLimits& limits,
+                                        OpenAiRequest* out) {
+  OpenAiRequest& r = *out;
   const Json* messages = f.Get("messages");
   if (!messages) return BadRequest("missing required parameter 'messages'", "messages");
   if (auto e = ParseMessages(*messages, limits.max_messages, &r.messages)) return *e;
@@ -454,19 +450,13 @@ std::variant<OpenAiRequest, ApiError> ParseChatRequest(std::string_view body,
   if (sp.top_logprobs > 0 && !sp.logprobs) {
     return BadRequest("top_logprobs requires logprobs to be true", "top_logprobs");
   }
-  if (auto e = CheckRequest(r, limits.n_vocab)) return *e;
-  return r;
+  return std::nullopt;
 }
 
-std::variant<OpenAiRequest, ApiError> ParseCompletionRequest(std::string_view body,
-                                                             const RequestLimits& limits) {
-  auto parsed = ParseBody(body);
-  if (auto* e = std::get_if<ApiError>(&parsed)) return *e;
-  const Json& j = std::get<Json>(parsed);
-  const Fields f(j);
-  OpenAiRequest r;
-  r.chat = false;
-  if (auto e = ParseCommon(f, limits, &r)) return *e;
+// The fields only legacy completion requests have.
+std::optional<ApiError> ParseCompletionFields(const Fields& f, const RequestLimits& limits,
+                                              OpenAiRequest* out) {
+  OpenAiRequest& r = *out;
   if (auto e = ParsePrompt(f, limits.n_vocab, &r)) return *e;
   if (auto e = f.Bool("echo", &r.echo)) return *e;
 
@@ -491,8 +481,38 @@ std::variant<OpenAiRequest, ApiError> ParseCompletionRequest(std::string_view bo
       sp.logprobs = true;
     }
   }
+  return std::nullopt;
+}
+
+using EndpointFieldParser = std::optional<ApiError> (*)(const Fields&, const RequestLimits&,
+                                                        OpenAiRequest*);
+
+// Both endpoints: the JSON body, the fields they share, the endpoint's own fields, then the
+// checks that span several fields.
+std::variant<OpenAiRequest, ApiError> ParseRequest(std::string_view body,
+                                                   const RequestLimits& limits, bool chat,
+                                                   EndpointFieldParser parse_endpoint_fields) {
+  auto parsed = ParseBody(body);
+  if (auto* e = std::get_if<ApiError>(&parsed)) return *e;
+  const Fields f(std::get<Json>(parsed));
+  OpenAiRequest r;
+  r.chat = chat;
+  if (auto e = ParseCommon(f, limits, &r)) return *e;
+  if (auto e = parse_endpoint_fields(f, limits, &r)) return *e;
   if (auto e = CheckRequest(r, limits.n_vocab)) return *e;
   return r;
+}
+
+}  // namespace
+
+std::variant<OpenAiRequest, ApiError> ParseChatRequest(std::string_view body,
+                                                       const RequestLimits& limits) {
+  return ParseRequest(body, limits, /*chat=*/true, ParseChatFields);
+}
+
+std::variant<OpenAiRequest, ApiError> ParseCompletionRequest(std::string_view body,
+                                                             const RequestLimits& limits) {
+  return ParseRequest(body, limits, /*chat=*/false, ParseCompletionFields);
 }
 
 std::optional<ApiError> CheckPromptLength(int prompt_tokens, int max_tokens, int max_model_len,
