@@ -32,12 +32,8 @@ std::string ChatResponseWriter::StreamDelta(const std::string& text,
   return out;
 }
 
-std::string ChatResponseWriter::StreamEnd(const char* finish_reason, const FinishInfo& f) {
-  std::string out;
-  for (const Json& j : ChatStreamEnd(o_.meta, finish_reason, f, o_.include_usage))
-    out += SseData(j);
-  out += kSseDone;
-  return out;
+std::vector<Json> ChatResponseWriter::FinishChunks(const char* finish_reason, const FinishInfo& f) {
+  return ChatStreamEnd(o_.meta, finish_reason, f, o_.include_usage);
 }
 
 std::string ChatResponseWriter::Body(const std::string& content, std::span<const TokenEvent> events,

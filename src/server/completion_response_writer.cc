@@ -21,12 +21,9 @@ std::string CompletionResponseWriter::StreamDelta(const std::string& text,
   return SseData(CompletionChunk(o_.meta, text, lp, nullptr));
 }
 
-std::string CompletionResponseWriter::StreamEnd(const char* finish_reason, const FinishInfo& f) {
-  std::string out;
-  for (const Json& j : CompletionStreamEnd(o_.meta, finish_reason, f, o_.include_usage))
-    out += SseData(j);
-  out += kSseDone;
-  return out;
+std::vector<Json> CompletionResponseWriter::FinishChunks(const char* finish_reason,
+                                                         const FinishInfo& f) {
+  return CompletionStreamEnd(o_.meta, finish_reason, f, o_.include_usage);
 }
 
 std::string CompletionResponseWriter::Body(const std::string& content,

@@ -14,13 +14,18 @@ class CompletionResponseWriter : public ResponseWriter {
   // echo: the prompt's text when the request has echo, else "".
   CompletionResponseWriter(WriterOptions options, std::string echo);
 
+  // With echo, a text_completion chunk carrying the prompt; else nothing.
   std::string StreamOpening() override;
+  // A text_completion chunk: choices[0].text, logprobs with tokens / top_logprobs / text_offset.
   std::string StreamDelta(const std::string& text, std::span<const TokenEvent> events) override;
-  std::string StreamEnd(const char* finish_reason, const FinishInfo& f) override;
+  // A text_completion: the echo plus the generated text, legacy logprobs.
   std::string Body(const std::string& content, std::span<const TokenEvent> events,
                    const char* finish_reason, const FinishInfo& f) override;
 
  private:
+  std::vector<nlohmann::ordered_json> FinishChunks(const char* finish_reason,
+                                                   const FinishInfo& f) override;
+
   std::string echo_;
   size_t text_offset_ = 0;  // logprobs text_offset of the next token
 };

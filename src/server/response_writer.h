@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "engine/request.h"
 #include "server/openai_response.h"
@@ -33,17 +34,27 @@ class ResponseWriter {
   virtual bool made_tool_calls() const { return false; }
 
   // Streams, as SSE bytes: what follows the header; the content (and logprobs of `events`) that
-  // arrived since the last delta, "" if nothing is to be sent; the end (finish chunks, usage,
-  // [DONE]).
+  // arrived since the last delta, "" if nothing is to be sent.
   virtual std::string StreamOpening() = 0;
   virtual std::string StreamDelta(const std::string& text, std::span<const TokenEvent> events) = 0;
-  virtual std::string StreamEnd(const char* finish_reason, const FinishInfo& f) = 0;
+
+  // The end of a stream: the API's finish chunks (finish_reason, then usage when asked for) and
+  // [DONE].
+  std::string StreamEnd(const char* finish_reason, const FinishInfo& f) {
+    std::string out;
+    for (const nlohmann::ordered_json& j : FinishChunks(finish_reason, f)) out += SseData(j);
+    out += kSseDone;
+    return out;
+  }
 
   // Whole responses: the JSON body.
   virtual std::string Body(const std::string& content, std::span<const TokenEvent> events,
                            const char* finish_reason, const FinishInfo& f) = 0;
 
  protected:
+  virtual std::vector<nlohmann::ordered_json> FinishChunks(const char* finish_reason,
+                                                           const FinishInfo& f) = 0;
+
   const WriterOptions o_;
 };
 
