@@ -285,6 +285,49 @@ inline void StorePair(const IntArgs& a, int t0, const __m512* f0, const __m512* 
   }
 }
 
+// Both groups' operand chunk o (w0, w1) against chunk o of NT tokens' activations.
+template <int NT>
+[[gnu::always_inline]] inline void DotPairChunk(__m512i w0, __m512i w1, const int8_t* x,
+                                                int64_t x_stride, int o, __m512i* acc0,
+                                                __m512i* acc1) {
+  for (int t = 0; t < NT; ++t) {
+    const __m512i xb = Bc(x + t * x_stride, o);
+    acc0[t] = _mm512_dpbusd_epi32(acc0[t], w0, xb);
+    acc1[t] = _mm512_dpbusd_epi32(acc1[t], w1, xb);
+  }
+}
+
+// Closes a block (Q6_K: a half block) for both groups: f += float(acc) * (scale * token scale),
+// DotTokens' float epilogue.
+template <int NT>
+[[gnu::always_inline]] inline void FoldPairSums(const __m512i* acc0, const __m512i* acc1, __m512 s0,
+                                                __m512 s1, const ActMeta* m, int64_t m_stride,
+                                                __m512* f0, __m512* f1) {
+  for (int t = 0; t < NT; ++t) {
+    const __m512 da = _mm512_set1_ps(m[t * m_stride].d);
+    f0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc0[t]), _mm512_mul_ps(s0, da), f0[t]);
+    f1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc1[t]), _mm512_mul_ps(s1, da), f1[t]);
+  }
+}
+
+// The loop both pair tiles share: NT tokens from t0 over every block of the pair, tile `tile` of
+// `tiles` prefetching its share of the next pair (IntArgs::next_group) as it goes.
+// add_block(b, x, m, f0, f1) adds block b's terms for tokens x (activations) and m (their meta).
+template <int Kind, int NT, typename AddBlock>
+[[gnu::always_inline]] inline void PairTileLoop(const IntArgs& a, int t0, int tile, int tiles,
+                                                AddBlock add_block) {
+  const int64_t nb = a.cols / 32;
+  __m512 f0[NT], f1[NT];
+  for (int t = 0; t < NT; ++t) f0[t] = f1[t] = _mm512_setzero_ps();
+  const int8_t* x0 = a.aq + t0 * a.aq_stride;
+  const ActMeta* m0 = a.am + t0 * a.am_stride;
+  for (int64_t b = 0; b < nb; ++b) {
+    if (a.next_group && b % tiles == tile) PrefetchNextPair<Kind>(a, a.next_group, b);
+    add_block(b, x0 + 32 * b, m0 + b, f0, f1);
+  }
+  StorePair<NT>(a, t0, f0, f1);
+}
+
 // GEMM tile over two groups' scratch records (group 1's at scratch + nb records) and NT tokens.
 // Each broadcast activation chunk feeds both groups' operands, and each loaded operand NT tokens:
 // per block 2 NT x 8 vpdpbusd against 8 NT broadcasts and 16 operand loads, where the one-group
@@ -295,52 +338,36 @@ inline void StorePair(const IntArgs& a, int t0, const __m512* f0, const __m512* 
 // same bits as the one-group paths.
 template <int Kind, int NT>
 void PairTile(const IntArgs& a, int t0, int tile, int tiles) {
-  const int64_t nb = a.cols / 32;
-  const uint8_t* next = a.next_group;
-  const uint8_t* rec1 = a.scratch + nb * kUnpackedBlockBytes;
-  __m512 f0[NT], f1[NT];
-  for (int t = 0; t < NT; ++t) f0[t] = f1[t] = _mm512_setzero_ps();
-  const int8_t* x0 = a.aq + t0 * a.aq_stride;
-  const ActMeta* m0 = a.am + t0 * a.am_stride;
-  for (int64_t b = 0; b < nb; ++b) {
-    if (next && b % tiles == tile) PrefetchNextPair<Kind>(a, next, b);
-    const uint8_t* r0 = a.scratch + b * kUnpackedBlockBytes;
-    const uint8_t* r1 = rec1 + b * kUnpackedBlockBytes;
-    const int8_t* x = x0 + 32 * b;
-    const ActMeta* m = m0 + b;
-    // Q6_K: two halves (chunks 0-3 with scale s0, 4-7 with s1), each closed by its epilogue
-    // before the next starts, in DotTokens' order; the others: one pass over the 8 chunks.
-    constexpr int kHalves = ClassOf(Kind) == 2 ? 2 : 1;
-    for (int h = 0; h < kHalves; ++h) {
-      __m512i acc0[NT], acc1[NT];
-      for (int t = 0; t < NT; ++t) {
-        const ActMeta& mt = m[t * a.am_stride];
-        acc0[t] = acc1[t] = _mm512_set1_epi32(kHalves == 2 ? mt.neg32h[h] : NegOffset<Kind>(mt));
-      }
-      for (int o = 8 / kHalves * h; o < 8 / kHalves * (h + 1); ++o) {
-        const __m512i w0 = Load(r0 + 64 * o), w1 = Load(r1 + 64 * o);
-        for (int t = 0; t < NT; ++t) {
-          const __m512i xb = Bc(x + t * a.aq_stride, o);
-          acc0[t] = _mm512_dpbusd_epi32(acc0[t], w0, xb);
-          acc1[t] = _mm512_dpbusd_epi32(acc1[t], w1, xb);
+  const uint8_t* rec1 = a.scratch + a.cols / 32 * kUnpackedBlockBytes;
+  PairTileLoop<Kind, NT>(
+      a, t0, tile, tiles,
+      [&](int64_t b, const int8_t* x, const ActMeta* m, __m512* f0, __m512* f1) {
+        const uint8_t* r0 = a.scratch + b * kUnpackedBlockBytes;
+        const uint8_t* r1 = rec1 + b * kUnpackedBlockBytes;
+        // Q6_K: two halves (chunks 0-3 with scale s0, 4-7 with s1), each closed by its epilogue
+        // before the next starts, in DotTokens' order; the others: one pass over the 8 chunks.
+        constexpr int kHalves = ClassOf(Kind) == 2 ? 2 : 1;
+        for (int h = 0; h < kHalves; ++h) {
+          __m512i acc0[NT], acc1[NT];
+          for (int t = 0; t < NT; ++t) {
+            const ActMeta& mt = m[t * a.am_stride];
+            acc0[t] = acc1[t] =
+                _mm512_set1_epi32(kHalves == 2 ? mt.neg32h[h] : NegOffset<Kind>(mt));
+          }
+          for (int o = 8 / kHalves * h; o < 8 / kHalves * (h + 1); ++o) {
+            DotPairChunk<NT>(Load(r0 + 64 * o), Load(r1 + 64 * o), x, a.aq_stride, o, acc0, acc1);
+          }
+          const size_t scale = h == 0 ? kUnpackedS0 : kUnpackedS1;
+          FoldPairSums<NT>(acc0, acc1, _mm512_load_ps(reinterpret_cast<const float*>(r0 + scale)),
+                           _mm512_load_ps(reinterpret_cast<const float*>(r1 + scale)), m,
+                           a.am_stride, f0, f1);
         }
-      }
-      const size_t scale = h == 0 ? kUnpackedS0 : kUnpackedS1;
-      const __m512 s0 = _mm512_load_ps(reinterpret_cast<const float*>(r0 + scale));
-      const __m512 s1 = _mm512_load_ps(reinterpret_cast<const float*>(r1 + scale));
-      for (int t = 0; t < NT; ++t) {
-        const __m512 da = _mm512_set1_ps(m[t * a.am_stride].d);
-        f0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc0[t]), _mm512_mul_ps(s0, da), f0[t]);
-        f1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc1[t]), _mm512_mul_ps(s1, da), f1[t]);
-      }
-    }
-    if constexpr (ClassOf(Kind) == 1) {
-      AddPairMinTerms<NT>(_mm512_load_ps(reinterpret_cast<const float*>(r0 + kUnpackedS1)),
-                          _mm512_load_ps(reinterpret_cast<const float*>(r1 + kUnpackedS1)), m,
-                          a.am_stride, f0, f1);
-    }
-  }
-  StorePair<NT>(a, t0, f0, f1);
+        if constexpr (ClassOf(Kind) == 1) {
+          AddPairMinTerms<NT>(_mm512_load_ps(reinterpret_cast<const float*>(r0 + kUnpackedS1)),
+                              _mm512_load_ps(reinterpret_cast<const float*>(r1 + kUnpackedS1)), m,
+                              a.am_stride, f0, f1);
+        }
+      });
 }
 
 // A pair kernel's token tile: (args, first token, tile index, tile count).
@@ -384,42 +411,27 @@ template <int Kind, int NT>
 void GemvPairTile(const IntArgs& a, int t0, int tile, int tiles) {
   // Legacy kinds: operands o and 4 + o come from one 64-byte chunk, so take them together.
   constexpr bool kChunkPairs = Kind <= 3;
-  const int64_t nb = a.cols / 32;
   const uint8_t* g0 = a.group;
   const uint8_t* g1 = a.group + a.group_bytes;
-  const uint8_t* next = a.next_group;
-  __m512 f0[NT], f1[NT];
-  for (int t = 0; t < NT; ++t) f0[t] = f1[t] = _mm512_setzero_ps();
-  const int8_t* x0 = a.aq + t0 * a.aq_stride;
-  const ActMeta* m0 = a.am + t0 * a.am_stride;
-  for (int64_t b = 0; b < nb; ++b) {
-    if (next && b % tiles == tile) PrefetchNextPair<Kind>(a, next, b);
-    const int8_t* x = x0 + 32 * b;
-    const ActMeta* m = m0 + b;
-    __m512i acc0[NT], acc1[NT];
-    for (int t = 0; t < NT; ++t)
-      acc0[t] = acc1[t] = _mm512_set1_epi32(NegOffset<Kind>(m[t * a.am_stride]));
+  PairTileLoop<Kind, NT>(a, t0, tile, tiles,
+                         [&](int64_t b, const int8_t* x, const ActMeta* m, __m512* f0, __m512* f1) {
+                           __m512i acc0[NT], acc1[NT];
+                           for (int t = 0; t < NT; ++t)
+                             acc0[t] = acc1[t] =
+                                 _mm512_set1_epi32(NegOffset<Kind>(m[t * a.am_stride]));
 #pragma GCC unroll 8
-    for (int i = 0; i < 8; ++i) {
-      const int o = kChunkPairs ? i / 2 + 4 * (i % 2) : i;
-      const __m512i w0 = Operand<Kind>(g0, b, o), w1 = Operand<Kind>(g1, b, o);
-      for (int t = 0; t < NT; ++t) {
-        const __m512i xb = Bc(x + t * a.aq_stride, o);
-        acc0[t] = _mm512_dpbusd_epi32(acc0[t], w0, xb);
-        acc1[t] = _mm512_dpbusd_epi32(acc1[t], w1, xb);
-      }
-    }
-    __m512 s00, s01, s10, s11;
-    Scales<Kind>(g0, b, &s00, &s01);
-    Scales<Kind>(g1, b, &s10, &s11);
-    for (int t = 0; t < NT; ++t) {
-      const __m512 da = _mm512_set1_ps(m[t * a.am_stride].d);
-      f0[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc0[t]), _mm512_mul_ps(s00, da), f0[t]);
-      f1[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc1[t]), _mm512_mul_ps(s10, da), f1[t]);
-    }
-    if constexpr (ClassOf(Kind) == 1) AddPairMinTerms<NT>(s01, s11, m, a.am_stride, f0, f1);
-  }
-  StorePair<NT>(a, t0, f0, f1);
+                           for (int i = 0; i < 8; ++i) {
+                             const int o = kChunkPairs ? i / 2 + 4 * (i % 2) : i;
+                             DotPairChunk<NT>(Operand<Kind>(g0, b, o), Operand<Kind>(g1, b, o), x,
+                                              a.aq_stride, o, acc0, acc1);
+                           }
+                           __m512 s00, s01, s10, s11;
+                           Scales<Kind>(g0, b, &s00, &s01);
+                           Scales<Kind>(g1, b, &s10, &s11);
+                           FoldPairSums<NT>(acc0, acc1, s00, s10, m, a.am_stride, f0, f1);
+                           if constexpr (ClassOf(Kind) == 1)
+                             AddPairMinTerms<NT>(s01, s11, m, a.am_stride, f0, f1);
+                         });
 }
 
 template <int Kind, int... NT>
