@@ -1,7 +1,7 @@
 // The "sample" phase of an engine step: one SampleResult per sampled row of a batch, by the route
 // each request needs. Plain-greedy rows come from the lm_head's fused argmax (SuppressedSpans
 // gives it the ids each row may not take); other rows are sampled in parallel over the compute
-// pool; rows under a TokenConstraint are resampled on the calling thread until the constraint
+// pool; rows under a TokenConstraint are resampled (on the same pool) until the constraint
 // accepts the token (token -1 when it accepts none).
 #pragma once
 
@@ -30,17 +30,18 @@ class BatchSampler {
                                        float* logits);
 
  private:
-  void SampleUnconstrained(ThreadPool& pool, std::span<RequestState* const> sampled, float* logits);
-  SampleResult SampleConstrained(RequestState& r, float* row);
+  struct ThreadScratch {
+    std::vector<int32_t> suppress;
+    std::vector<float> row;  // a logits row kept for resampling under a constraint
+  };
+  SampleResult SampleConstrained(RequestState& r, float* row, ThreadScratch* scratch) const;
 
   const int n_vocab_;
   const std::vector<int32_t> eog_ids_;
   std::vector<SampleResult> results_;
   std::vector<std::vector<int32_t>> suppressed_ids_;  // SuppressedSpans' storage
   std::vector<std::span<const int32_t>> suppressed_spans_;
-  std::vector<std::vector<int32_t>> thread_suppress_;  // one per pool thread
-  std::vector<int32_t> constrained_suppress_;
-  std::vector<float> constrained_row_;  // a logits row kept for resampling under a constraint
+  std::vector<ThreadScratch> scratch_;  // one per pool thread
 };
 
 }  // namespace brisk

@@ -20,6 +20,13 @@ class TokenConstraint {
   virtual bool Allows(int32_t token) const = 0;
   // `token` was generated (Allows returned true for it).
   virtual void Accept(int32_t token) = 0;
+  // Appends every token id below n_vocab that Allows refuses (the sampler's fallback after a
+  // few refused draws). This default asks Allows for each; constraints with a faster way
+  // override it.
+  virtual void AppendRefused(int n_vocab, std::vector<int32_t>* refused) const {
+    for (int32_t t = 0; t < n_vocab; ++t)
+      if (!Allows(t)) refused->push_back(t);
+  }
 };
 
 // Incremental JSON syntax check over bytes: which prefixes can still become one JSON object

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "engine/collecting_sink.h"
+#include "engine/grammar_constraint.h"
 #include "model/model_tokenizer.h"
 #include "test_paths.h"
 
@@ -511,6 +512,80 @@ TEST_F(EngineTest, JsonConstraintKeepsOutputValidJson) {
       EXPECT_TRUE(check.complete()) << text;
     }
   }
+}
+
+// A grammar the random-weight model would never follow by itself: {"n":<1-3 digits>,"ok":
+// true|false} or one of two words. Whatever it prefers, every sampled output must be a sentence.
+std::shared_ptr<const structured::CompiledGrammar> ChoiceGrammar() {
+  using structured::Symbol;
+  auto lit = [](std::string_view s) {
+    structured::Sequence q;
+    for (char c : s) q.push_back(Symbol::Char(uint32_t(uint8_t(c))));
+    return q;
+  };
+  const Symbol digit{{{'0', '9'}}, -1};
+  structured::Grammar g;
+  structured::Sequence obj = lit("{\"n\":");
+  obj.push_back(Symbol::Ref(1));
+  for (const Symbol& c : lit(",\"ok\":")) obj.push_back(c);
+  obj.push_back(Symbol::Ref(2));
+  obj.push_back(Symbol::Char('}'));
+  g.rules = {{"root", {obj, lit("yes"), lit("no thanks")}},
+             {"num", {{digit}, {digit, digit}, {digit, digit, digit}}},
+             {"bool", {lit("true"), lit("false")}}};
+  auto c = structured::CompileGrammar(g);
+  EXPECT_TRUE(c.ok());
+  return *c;
+}
+
+TEST_F(EngineTest, GrammarConstraintGivesOnlySentences) {
+  auto e = MakeEngine(EngineConfig{});
+  const auto vocab = std::make_shared<GrammarVocab>(*tok_);
+  const auto grammar = ChoiceGrammar();
+  std::set<std::string> outputs;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    auto s = std::make_shared<Collector>();
+    GenerationRequest r = Greedy(Prompt(12, int(seed)), 40, s);
+    r.ignore_eos = false;
+    r.sampling.temperature = 1.0f;
+    r.sampling.seed = seed;
+    r.constraint = std::make_shared<GrammarConstraint>(vocab, grammar);
+    ASSERT_TRUE(e->Submit(std::move(r)).ok());
+    ASSERT_TRUE(s->Wait());
+    ASSERT_EQ(s->info().reason, FinishReason::kStop) << s->info().message;
+    EXPECT_TRUE(structured::Matches(grammar, s->text())) << s->text();
+    outputs.insert(s->text());
+  }
+  EXPECT_GT(outputs.size(), 2u) << "sampling still varies within the grammar";
+}
+
+// Greedy under a grammar is still batch invariant: the constrained request alone and beside
+// unconstrained ones gives the same tokens.
+TEST_F(EngineTest, GrammarConstrainedGreedyIsBatchInvariant) {
+  const auto vocab = std::make_shared<GrammarVocab>(*tok_);
+  const auto grammar = ChoiceGrammar();
+  auto requests = [&] {
+    std::vector<GenerationRequest> reqs;
+    for (int i = 0; i < 4; ++i) reqs.push_back(Greedy(Prompt(10 + i, i), 24, nullptr));
+    reqs[1].ignore_eos = false;
+    reqs[1].constraint = std::make_shared<GrammarConstraint>(vocab, grammar);
+    return reqs;
+  };
+  const auto solo = Solo(requests());
+  EngineConfig c;
+  c.max_num_seqs = 4;
+  auto e = MakeEngine(c);
+  std::vector<std::shared_ptr<Collector>> sinks;
+  for (GenerationRequest r : requests()) {
+    sinks.push_back(std::make_shared<Collector>());
+    r.sink = sinks.back();
+    ASSERT_TRUE(e->Submit(std::move(r)).ok());
+  }
+  for (size_t i = 0; i < sinks.size(); ++i) {
+    ASSERT_TRUE(sinks[i]->Wait());
+    EXPECT_EQ(sinks[i]->tokens(), solo[i]) << "request " << i;
+  }
+  EXPECT_TRUE(structured::Matches(grammar, sinks[1]->text())) << sinks[1]->text();
 }
 
 }  // namespace
