@@ -1,7 +1,7 @@
 // Lowers a RegexAst (regex_ast.h) to grammar rules: sequences inline, alternations and
 // repetitions as rules. Anchors are resolved first (only the pattern's ends may hold them);
 // repetitions of patterns that can match the empty string are rewritten over their non-empty
-// part, so the rules are never left-recursive ((a?)* is (a)*).
+// part (regex_nonempty.h), so the rules are never left-recursive ((a?)* is (a)*).
 #include "structured/regex.h"
 
 #include <map>
@@ -10,6 +10,7 @@
 
 #include "structured/regex_ast.h"
 #include "structured/regex_json_escape.h"
+#include "structured/regex_nonempty.h"
 
 namespace brisk::structured {
 namespace {
@@ -105,7 +106,18 @@ class RegexLowering {
     return escapes_.Spell(chars);
   }
 
+  // A node reached twice (the rewrite of empty-matching repetitions shares subtrees) yields
+  // the same rule both times: without the memo, nested rewrites would double per level.
   Result<Sequence> Lower(int32_t node) {
+    if (auto it = lowered_.find(node); it != lowered_.end()) return it->second;
+    BRISK_ASSIGN_OR_RETURN(Sequence seq, LowerOnce(node));
+    const Kind kind = ast_.nodes[size_t(node)].kind;
+    if (kind == Kind::kAlt || kind == Kind::kRepeat || kind == Kind::kShared)
+      lowered_.emplace(node, seq);  // a rule reference: cheap to keep
+    return seq;
+  }
+
+  Result<Sequence> LowerOnce(int32_t node) {
     const RegexNode n = ast_.nodes[size_t(node)];  // a copy: lowering may add nodes
     switch (n.kind) {
       case Kind::kEmpty:
@@ -130,8 +142,10 @@ class RegexLowering {
       }
       case Kind::kRepeat:
         return LowerRepeat(n);
-      case Kind::kShared:
-        return LowerShared(node);
+      case Kind::kShared: {
+        BRISK_ASSIGN_OR_RETURN(Sequence body, Lower(n.children[0]));
+        return Sequence{Symbol::Ref(b_.AddRule(name_, {std::move(body)}))};
+      }
       case Kind::kStart:
       case Kind::kEnd:
         break;  // removed or refused before lowering
@@ -139,70 +153,33 @@ class RegexLowering {
     return ErrorAt(n.offset, "anchor in an unsupported place");
   }
 
+  // Lowers the rule-making nodes from index `first` on, children first (their indices are
+  // smaller), so each later Lower finds them memoised and recursion stays shallow however long
+  // the rewrite's chains of shared suffixes are.
+  Status LowerInOrder(size_t first) {
+    for (size_t id = first; id < ast_.nodes.size(); ++id) {
+      const Kind kind = ast_.nodes[id].kind;
+      if (kind == Kind::kAlt || kind == Kind::kRepeat || kind == Kind::kShared)
+        BRISK_RETURN_IF_ERROR(Lower(int32_t(id)).status());
+    }
+    return Status::Ok();
+  }
+
   Result<Sequence> LowerRepeat(const RegexNode& n) {
     if (n.max == 0) return Sequence{};
     int32_t child = n.children[0];
     int min = n.min;
-    if (Nullable(child)) {  // x{m,n} with x matching "": (x minus "") {0,n}
-      child = NonEmpty(child);
+    if (rewrite_.Nullable(child)) {  // x{m,n} with x matching "": NE(x){0,n}
+      const size_t first_new = ast_.nodes.size();
+      child = rewrite_.NonEmpty(child);
       min = 0;
       if (child < 0) return Sequence{};
+      BRISK_RETURN_IF_ERROR(LowerInOrder(first_new));
     }
     BRISK_ASSIGN_OR_RETURN(Sequence item, Lower(child));
     Result<int32_t> rule = b_.Repeat(name_, std::move(item), min, n.max);
     if (!rule.ok()) return ErrorAt(n.offset, rule.message());
     return Sequence{Symbol::Ref(*rule)};
-  }
-
-  Result<Sequence> LowerShared(int32_t node) {
-    auto it = shared_rule_.find(node);
-    if (it == shared_rule_.end()) {
-      BRISK_ASSIGN_OR_RETURN(Sequence body, Lower(ast_.nodes[size_t(node)].children[0]));
-      it = shared_rule_.emplace(node, b_.AddRule(name_, {std::move(body)})).first;
-    }
-    return Sequence{Symbol::Ref(it->second)};
-  }
-
-  bool Nullable(int32_t node) {
-    if (size_t(node) >= nullable_.size()) nullable_.resize(ast_.nodes.size(), -1);
-    if (nullable_[size_t(node)] >= 0) return nullable_[size_t(node)] == 1;
-    const RegexNode n = ast_.nodes[size_t(node)];
-    bool result = false;
-    switch (n.kind) {
-      case Kind::kEmpty:
-      case Kind::kStart:
-      case Kind::kEnd:
-        result = true;
-        break;
-      case Kind::kChars:
-        result = false;
-        break;
-      case Kind::kConcat:
-        result = true;
-        for (int32_t c : n.children) result = result && Nullable(c);
-        break;
-      case Kind::kAlt:
-        for (int32_t c : n.children) result = result || Nullable(c);
-        break;
-      case Kind::kRepeat:
-        result = n.min == 0 || n.max == 0 || Nullable(n.children[0]);
-        break;
-      case Kind::kShared:
-        result = Nullable(n.children[0]);
-        break;
-    }
-    nullable_[size_t(node)] = int8_t(result);
-    return result;
-  }
-
-  int32_t NonEmpty(int32_t node);
-  int32_t NonEmptyConcat(const RegexNode& n);
-  int32_t Add(Kind kind, std::vector<int32_t> children, size_t offset) {
-    RegexNode n;
-    n.kind = kind;
-    n.children = std::move(children);
-    n.offset = offset;
-    return ast_.Add(std::move(n));
   }
 
   GrammarBuilder& b_;
@@ -211,59 +188,9 @@ class RegexLowering {
   RegexOptions options_;
   JsonEscapes escapes_;
   int32_t any_string_ = -1;
-  std::vector<int8_t> nullable_;
-  std::map<int32_t, int32_t> shared_rule_;
+  RegexNonEmpty rewrite_{ast_};
+  std::map<int32_t, Sequence> lowered_;
 };
-
-// The strings of `node` other than the empty one, as a (new) node; -1 when there are none.
-int32_t RegexLowering::NonEmpty(int32_t node) {
-  const RegexNode n = ast_.nodes[size_t(node)];
-  switch (n.kind) {
-    case Kind::kChars:
-      return node;
-    case Kind::kConcat:
-      return Nullable(node) ? NonEmptyConcat(n) : node;
-    case Kind::kAlt: {
-      std::vector<int32_t> kids;
-      for (int32_t c : n.children)
-        if (const int32_t k = NonEmpty(c); k >= 0) kids.push_back(k);
-      if (kids.size() <= 1) return kids.empty() ? -1 : kids[0];
-      return Add(Kind::kAlt, std::move(kids), n.offset);
-    }
-    case Kind::kRepeat: {
-      if (n.max == 0) return -1;
-      if (!Nullable(node)) return node;
-      const int32_t child = Nullable(n.children[0]) ? NonEmpty(n.children[0]) : n.children[0];
-      if (child < 0) return -1;
-      const int32_t rep = Add(Kind::kRepeat, {child}, n.offset);
-      ast_.nodes[size_t(rep)].min = 1;
-      ast_.nodes[size_t(rep)].max = n.max;
-      return rep;
-    }
-    case Kind::kShared:
-      return NonEmpty(n.children[0]);
-    default:
-      return -1;  // empty (anchors are gone by now)
-  }
-}
-
-// c1 c2 ... cn, every ci nullable: some ci is the first non-empty part, so the result is
-// NE(c1) S2 | NE(c2) S3 | ... | NE(cn) with Si = ci ... cn. Each Si is shared (one rule) so
-// the rewrite stays linear in n.
-int32_t RegexLowering::NonEmptyConcat(const RegexNode& n) {
-  const std::vector<int32_t> kids = n.children;
-  std::vector<int32_t> branches;
-  int32_t suffix = -1;  // S(i+1), -1: empty
-  for (size_t k = kids.size(); k-- > 0;) {
-    if (const int32_t ne = NonEmpty(kids[k]); ne >= 0)
-      branches.push_back(suffix < 0 ? ne : Add(Kind::kConcat, {ne, suffix}, n.offset));
-    suffix = suffix < 0
-                 ? kids[k]
-                 : Add(Kind::kShared, {Add(Kind::kConcat, {kids[k], suffix}, n.offset)}, n.offset);
-  }
-  if (branches.size() <= 1) return branches.empty() ? -1 : branches[0];
-  return Add(Kind::kAlt, std::move(branches), n.offset);
-}
 
 }  // namespace
 

@@ -152,6 +152,7 @@ TEST(GbnfErrors, NameLineColumnAndWhat) {
   const std::pair<const char*, const char*> cases[] = {
       {"root ::= value", "grammar line 1, column 10: undefined rule 'value'"},
       {"root ::= \"é\" a\na ::= b\n", "grammar line 2, column 7: undefined rule 'b'"},
+      {"root ::= \"é😀\" b", "grammar line 1, column 15: undefined rule 'b'"},
       {"a ::= \"x\"", "grammar has no 'root' rule"},
       {"root \"x\"", "grammar line 1, column 6: expected '::=' after rule name 'root'"},
       {"root ::= \"\\q\"", "grammar line 1, column 11: unknown escape"},

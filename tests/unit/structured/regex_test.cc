@@ -182,5 +182,30 @@ TEST(RegexHostile, HugeRepetitionsFailFastOrStaySmall) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
 }
 
+TEST(RegexHostile, EmptyMatchingRepetitionsNestedOrWideStayLinear) {
+  const auto start = std::chrono::steady_clock::now();
+  // Each level shares the level below between two rewritten alternatives: without sharing,
+  // the grammar would double per level. (The language is checked on a shallow copy: deep ones
+  // are ambiguous past what the matcher tracks.)
+  auto nest = [](int depth) {
+    std::string p = "a?";
+    for (int i = 0; i < depth; ++i) p = "(b?" + p + ")*";
+    return p;
+  };
+  Result<Grammar> g = CompileRegex(nest(kMaxRegexNesting - 2));
+  ASSERT_TRUE(g.ok()) << g.message();
+  EXPECT_LT(g->rules.size(), 20u * size_t(kMaxRegexNesting));
+  ExpectLanguage(MustCompileRegex(nest(4)), {"", "ab", "bbaab"}, {"c", "abc"}, "nested");
+  // Many empty-matching items under one repetition: long chains of shared suffixes.
+  std::string wide = "(";
+  for (int i = 0; i < 5000; ++i) wide += "a?";
+  Result<Grammar> w = CompileRegex(wide + ")*");
+  ASSERT_TRUE(w.ok()) << w.message();
+  std::string narrow = "(";
+  for (int i = 0; i < 30; ++i) narrow += i % 2 ? "a?" : "b*";
+  ExpectLanguage(MustCompileRegex(narrow + ")+"), {"", "ab", "bbbaab"}, {"c"}, "narrow");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+}
+
 }  // namespace
 }  // namespace brisk::structured
