@@ -83,7 +83,11 @@ struct Matcher::Family {
       if (e.kind == G::Kind::kByte) {
         tops.push_back(FrameId(element, parent));
       } else if (e.kind == G::Kind::kRule) {
-        const int32_t ret = FrameId(element + 1, parent);
+        // A call in tail position returns straight to the caller's caller: right recursion
+        // (every x* and x{m,n} tail) keeps the stack flat instead of one frame per item, so
+        // long outputs cost O(1) per byte and ambiguous repetitions do not multiply stacks.
+        const bool tail = g->elements[size_t(element) + 1].kind == G::Kind::kEnd;
+        const int32_t ret = tail ? parent : FrameId(element + 1, parent);
         for (int32_t start : g->alternatives[size_t(e.arg)]) work.emplace_back(start, ret);
       } else if (parent < 0) {
         can_end = true;

@@ -207,5 +207,18 @@ TEST(RegexHostile, EmptyMatchingRepetitionsNestedOrWideStayLinear) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
 }
 
+// Repetitions are right-recursive rules; long outputs must not grow the matcher's stacks (an
+// unanchored pattern is any-string on both sides, ambiguous at every occurrence).
+TEST(RegexMatching, LongTextsMatchInLinearTime) {
+  const auto start = std::chrono::steady_clock::now();
+  const Grammar loose = MustCompileRegex("a", {.anchored = false});
+  EXPECT_TRUE(Matches(*CompileGrammar(loose), std::string(20000, 'a')));
+  const Grammar words = MustCompileRegex("(?:[a-z]+ ?)*");
+  EXPECT_TRUE(Matches(*CompileGrammar(words), std::string(20000, 'x')));
+  const Grammar quoted = MustCompileRegex("\"[^\"]*\"");
+  EXPECT_TRUE(Matches(*CompileGrammar(quoted), "\"" + std::string(100000, 'q') + "\""));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
+}
+
 }  // namespace
 }  // namespace brisk::structured
