@@ -139,7 +139,9 @@ class GbnfParser {
 
   Status UnexpectedAfterRule() const {
     if (text_.substr(pos_, 3) == "::=")
-      return ErrorAt(pos_, "found '::=' inside a rule: each rule must start on a new line");
+      return ErrorAt(pos_,
+                     "found '::=' inside a rule: each rule must start on a new line (and a '|' at "
+                     "a line's end continues the rule onto the next)");
     if (Peek() == ')') return ErrorAt(pos_, "found ')' without a matching '('");
     if (Peek() == '<' || Peek() == '!') return TokenRefused();
     return ErrorAt(pos_, "expected a symbol, '|' or the end of the line, found " + Found(pos_));

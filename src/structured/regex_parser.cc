@@ -254,7 +254,7 @@ class RegexParser {
         ++i_;
         BRISK_ASSIGN_OR_RETURN(ClassItem hi, ParseClassItem());
         if (lo.is_set || hi.is_set)
-          return Error(at, "a class escape such as \\d cannot be the end of a range");
+          return Error(at, "a class escape such as \\d cannot bound a range");
         if (hi.c < lo.c) return Error(at, "range out of order in character class");
         ranges.push_back({lo.c, hi.c});
       } else if (lo.is_set) {
