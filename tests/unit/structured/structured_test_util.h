@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,15 @@
 #include "structured/matcher.h"
 
 namespace brisk::structured::test {
+
+// Bound on hostile-input tests: they guard against hangs and blow-ups (quadratic or worse),
+// so the bound is generous enough for sanitizer builds on a loaded machine; the cases take
+// well under a second in a release build.
+inline constexpr double kNoHangSeconds = 10.0;
+
+inline double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 inline std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
