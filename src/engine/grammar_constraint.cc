@@ -1,5 +1,6 @@
 #include "engine/grammar_constraint.h"
 
+#include <algorithm>
 #include <string>
 
 #include "tokenizer/tokenizer.h"
@@ -54,6 +55,49 @@ void GrammarConstraint::AppendRefused(int n_vocab, std::vector<int32_t>* refused
         t < tok.n_vocab() && (tok.IsEog(t) ? can_end : (mask[size_t(t) >> 6] >> (t & 63)) & 1);
     if (!allowed) refused->push_back(t);
   }
+}
+
+TriggeredGrammarConstraint::TriggeredGrammarConstraint(
+    std::shared_ptr<const GrammarVocab> vocab,
+    std::shared_ptr<const structured::CompiledGrammar> grammar, std::string trigger)
+    : trigger_(std::move(trigger)), grammar_(std::move(vocab), std::move(grammar)) {}
+
+size_t TriggeredGrammarConstraint::GrammarStart(std::string_view bytes, std::string* joined) const {
+  *joined = tail_;
+  joined->append(bytes);
+  const size_t at = joined->find(trigger_);
+  return at == std::string::npos ? at : at + trigger_.size();
+}
+
+bool TriggeredGrammarConstraint::Allows(int32_t token) const {
+  if (triggered_) return grammar_.Allows(token);
+  const Tokenizer& tok = grammar_.tokenizer();
+  if (token < 0 || token >= tok.n_vocab()) return false;
+  if (tok.IsEog(token)) return true;
+  std::string joined;
+  const size_t start = GrammarStart(tok.PieceBytes(token, false), &joined);
+  return start == std::string::npos ||
+         grammar_.CanAcceptBytes(std::string_view(joined).substr(start));
+}
+
+void TriggeredGrammarConstraint::Accept(int32_t token) {
+  if (triggered_) return grammar_.Accept(token);
+  const Tokenizer& tok = grammar_.tokenizer();
+  if (tok.IsEog(token)) return;
+  std::string joined;
+  const size_t start = GrammarStart(tok.PieceBytes(token, false), &joined);
+  if (start == std::string::npos) {
+    const size_t keep = std::min(joined.size(), trigger_.size() - 1);
+    tail_ = joined.substr(joined.size() - keep);
+    return;
+  }
+  triggered_ = true;
+  grammar_.AcceptBytes(std::string_view(joined).substr(start));
+}
+
+void TriggeredGrammarConstraint::AppendRefused(int n_vocab, std::vector<int32_t>* refused) const {
+  if (triggered_) return grammar_.AppendRefused(n_vocab, refused);
+  TokenConstraint::AppendRefused(n_vocab, refused);
 }
 
 }  // namespace brisk

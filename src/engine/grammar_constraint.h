@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -44,12 +46,41 @@ class GrammarConstraint : public TokenConstraint {
   void Accept(int32_t token) override;
   void AppendRefused(int n_vocab, std::vector<int32_t>* refused) const override;
 
+  // Raw bytes, for constraints that feed the grammar part of a token (TriggeredGrammarConstraint).
+  bool CanAcceptBytes(std::string_view bytes) const { return matcher_.CanAccept(bytes); }
+  void AcceptBytes(std::string_view bytes) { matcher_.Accept(bytes); }
+  const Tokenizer& tokenizer() const { return vocab_->tokenizer(); }
+
  private:
   const std::vector<uint64_t>& Mask() const;
 
   std::shared_ptr<const GrammarVocab> vocab_;
   structured::Matcher matcher_;
   mutable std::unordered_map<structured::Matcher::Position, std::vector<uint64_t>> masks_;
+};
+
+// Free text until the output contains `trigger`, then the grammar from the byte after it: for
+// tool_choice "auto", where the model may answer in prose but a call it starts ("<tool_call>")
+// must be completed validly. The trigger may arrive inside a token or across tokens.
+class TriggeredGrammarConstraint : public TokenConstraint {
+ public:
+  TriggeredGrammarConstraint(std::shared_ptr<const GrammarVocab> vocab,
+                             std::shared_ptr<const structured::CompiledGrammar> grammar,
+                             std::string trigger);
+
+  bool Allows(int32_t token) const override;
+  void Accept(int32_t token) override;
+  void AppendRefused(int n_vocab, std::vector<int32_t>* refused) const override;
+  bool triggered() const { return triggered_; }
+
+ private:
+  // Where the grammar's text starts in tail_ + bytes (npos: the trigger is not complete).
+  size_t GrammarStart(std::string_view bytes, std::string* joined) const;
+
+  const std::string trigger_;
+  GrammarConstraint grammar_;
+  bool triggered_ = false;
+  std::string tail_;  // the last trigger.size() - 1 bytes of output while not triggered
 };
 
 }  // namespace brisk

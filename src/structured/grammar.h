@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "util/status.h"
@@ -91,8 +92,17 @@ class GrammarBuilder {
   Result<Grammar> Build(int32_t root) &&;
 
  private:
+  // Fails when `rules` more rules and `symbols` more symbols would pass GrammarLimits: Repeat
+  // checks before it allocates, so a hostile bound fails fast instead of after the damage.
+  Status Reserve(size_t rules, size_t symbols) const;
+
   std::vector<Rule> rules_;
   std::vector<bool> defined_;
+  // Name -> rule and, per requested name, the next suffix to try: NewRule and Find stay O(1)
+  // with GrammarLimits::kMaxRules rules (a scan per call would be quadratic).
+  std::unordered_map<std::string, int32_t> by_name_;
+  std::unordered_map<std::string, int> next_suffix_;
+  size_t symbols_ = 0;  // over all defined alternatives
 };
 
 // The grammar in GBNF (llama.cpp's notation), one rule per line, root first: for messages,

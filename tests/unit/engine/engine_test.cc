@@ -559,6 +559,51 @@ TEST_F(EngineTest, GrammarConstraintGivesOnlySentences) {
   EXPECT_GT(outputs.size(), 2u) << "sampling still varies within the grammar";
 }
 
+// tool_choice "auto": prose passes freely; once the trigger is out (in one token or split over
+// several), only the grammar's continuation is allowed, and end of generation only at its end.
+TEST_F(EngineTest, TriggeredGrammarIsFreeUntilTheTrigger) {
+  using structured::Symbol;
+  structured::Grammar g;  // after "<go>": "ok" then optionally "!"
+  g.rules = {{"root",
+              {{Symbol::Char('o'), Symbol::Char('k')},
+               {Symbol::Char('o'), Symbol::Char('k'), Symbol::Char('!')}}}};
+  auto compiled = structured::CompileGrammar(g);
+  ASSERT_TRUE(compiled.ok());
+  const auto vocab = std::make_shared<GrammarVocab>(*tok_);
+  auto tokens = [&](std::string_view text) { return tok_->Encode(text, false); };
+  int32_t eog_id = -1;
+  for (int32_t t = 0; t < tok_->n_vocab() && eog_id < 0; ++t)
+    if (tok_->IsEog(t)) eog_id = t;
+  ASSERT_GE(eog_id, 0);
+  for (std::string_view split : {"<go>", "<g"}) {
+    TriggeredGrammarConstraint c(vocab, *compiled, "<go>");
+    for (int32_t t : tokens("Hello there <gx> ")) {
+      ASSERT_TRUE(c.Allows(t));
+      c.Accept(t);
+    }
+    EXPECT_TRUE(c.Allows(eog_id)) << "prose may end";
+    for (int32_t t : tokens(split)) c.Accept(t);
+    if (split == "<g") {
+      EXPECT_FALSE(c.triggered());
+      for (int32_t t : tokens("o>")) c.Accept(t);
+    }
+    ASSERT_TRUE(c.triggered());
+    EXPECT_FALSE(c.Allows(eog_id)) << "a started call must be completed";
+    for (int32_t t : tokens("x")) EXPECT_FALSE(c.Allows(t));
+    for (int32_t t : tokens("ok")) {
+      ASSERT_TRUE(c.Allows(t));
+      c.Accept(t);
+    }
+    EXPECT_TRUE(c.Allows(eog_id));
+    std::vector<int32_t> refused;
+    c.AppendRefused(tok_->n_vocab(), &refused);
+    const std::set<int32_t> refused_set(refused.begin(), refused.end());
+    for (int32_t t : tokens("!")) EXPECT_FALSE(refused_set.count(t));
+    EXPECT_FALSE(refused_set.count(eog_id));
+    EXPECT_TRUE(refused_set.count(tokens("a")[0]));
+  }
+}
+
 // Greedy under a grammar is still batch invariant: the constrained request alone and beside
 // unconstrained ones gives the same tokens.
 TEST_F(EngineTest, GrammarConstrainedGreedyIsBatchInvariant) {

@@ -321,8 +321,9 @@ template <int Kind, int NT, typename AddBlock>
   for (int t = 0; t < NT; ++t) f0[t] = f1[t] = _mm512_setzero_ps();
   const int8_t* x0 = a.aq + t0 * a.aq_stride;
   const ActMeta* m0 = a.am + t0 * a.am_stride;
+  const uint8_t* next = a.next_group;  // a local: the compiler can split the loop on it
   for (int64_t b = 0; b < nb; ++b) {
-    if (a.next_group && b % tiles == tile) PrefetchNextPair<Kind>(a, a.next_group, b);
+    if (next && b % tiles == tile) PrefetchNextPair<Kind>(a, next, b);
     add_block(b, x0 + 32 * b, m0 + b, f0, f1);
   }
   StorePair<NT>(a, t0, f0, f1);
