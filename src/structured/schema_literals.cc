@@ -69,7 +69,8 @@ Result<int32_t> SchemaCompiler::CompileLiterals(const Json& s, const At& at, Typ
     if (seen.insert(text).second) texts.push_back(std::move(text));
   }
   if (texts.empty())
-    return Nothing("no 'enum' / 'const' value is allowed by the rest of the schema", at);
+    return Nothing("no 'enum' / 'const' value has the schema's type (" + TypeNames(types) + ")",
+                   at);
   return AddLiteralTrie(b(), Name("enum"), texts);
 }
 

@@ -411,6 +411,19 @@ TEST(JsonSchemaEmbedding, AddJsonSchemaComposesIntoALargerGrammar) {
   EXPECT_FALSE(Matches(*c, R"(json:[1,])"));
 }
 
+// A nlohmann::json (keys sorted) converts implicitly; its properties come in sorted order.
+TEST(JsonSchemaEmbedding, PlainJsonSchemasConvertWithSortedProperties) {
+  const nlohmann::json schema = nlohmann::json::parse(
+      R"({"type":"object","properties":{"b":{"type":"integer"},"a":{"type":"integer"}},
+          "required":["a","b"],"additionalProperties":false})");
+  Result<Grammar> g = CompileJsonSchema(schema);
+  ASSERT_TRUE(g.ok()) << g.message();
+  auto c = CompileGrammar(*g);
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(Matches(*c, R"({"a":1,"b":2})"));
+  EXPECT_FALSE(Matches(*c, R"({"b":2,"a":1})"));
+}
+
 TEST(JsonSchemaAnyValue, MatchesJsonAndNothingElse) {
   GrammarBuilder b;
   const int32_t v = AddAnyJsonValue(b);
@@ -535,7 +548,9 @@ TEST(JsonSchemaHostile, DeepNestingFailsFast) {
     text += "{}" + std::string(size_t(levels), '}');
     Result<Grammar> g = CompileText(text);
     EXPECT_EQ(g.ok(), levels == 100);
-    if (!g.ok()) EXPECT_NE(g.message().find("nests deeper than 128"), std::string::npos);
+    if (!g.ok()) {
+      EXPECT_NE(g.message().find("nests deeper than 128"), std::string::npos);
+    }
   }
   Json chain = {{"$defs", Json::object()}, {"$ref", "#/$defs/d0"}};
   for (int i = 0; i < 200; ++i)
@@ -564,7 +579,7 @@ TEST(JsonSchemaHostile, HugeEnumsAndCountsStayBounded) {
   Json big = {{"enum", Json::array()}};
   for (int i = 0; i < 300000; ++i) big["enum"].push_back("value-number-" + std::to_string(i));
   double s = Seconds([&] { EXPECT_FALSE(CompileJsonSchema(big).ok()); });
-  EXPECT_LT(s, 5.0);
+  EXPECT_LT(s, 10.0);  // generous: sanitizer builds run several times slower
   Json many = {{"enum", Json::array()}};
   for (int i = 0; i < 20000; ++i) many["enum"].push_back("v" + std::to_string(i * 7919));
   auto g = MustCompile(many);
