@@ -26,6 +26,7 @@
 #include "server/api_server.h"
 #include "server/batch_config.h"
 #include "server/http_server.h"
+#include "server/output_constraints.h"
 #include "tokenizer/jinja/chat_template.h"
 
 namespace brisk::cli {
@@ -212,6 +213,7 @@ struct LoadedEngine {
   std::unique_ptr<Tokenizer> tokenizer;
   std::unique_ptr<jinja::ChatTemplate> chat_template;
   std::unique_ptr<Engine> engine;
+  std::unique_ptr<server::OutputConstraints> constraints;
 };
 
 Result<LoadedEngine> LoadEngine(const ServePlan& p) {
@@ -225,6 +227,7 @@ Result<LoadedEngine> LoadEngine(const ServePlan& p) {
     l.chat_template = std::make_unique<jinja::ChatTemplate>(std::move(t).value());
   }
   BRISK_ASSIGN_OR_RETURN(l.engine, Engine::Create(*l.model, l.tokenizer.get(), p.engine));
+  l.constraints = std::make_unique<server::OutputConstraints>(*l.tokenizer);
   return l;
 }
 
@@ -234,6 +237,7 @@ void Announce(const ServePlan& p, const LoadedEngine& l, double load_s, server::
   lm.engine = l.engine.get();
   lm.tokenizer = l.tokenizer.get();
   lm.chat_template = l.chat_template.get();
+  lm.constraints = l.constraints.get();
   lm.synthetic = IsSynthetic(*l.model);
   lm.created = int64_t(std::time(nullptr));
   if (lm.synthetic) std::fprintf(stderr, "%s\n", kSyntheticNotice);

@@ -34,10 +34,13 @@ struct ServerOptions {
 };
 
 // What exists once the model is loaded (the server answers 503 before).
+class OutputConstraints;
+
 struct LoadedModel {
   Engine* engine = nullptr;
   const Tokenizer* tokenizer = nullptr;
   const jinja::ChatTemplate* chat_template = nullptr;  // nullptr: chat route refuses
+  OutputConstraints* constraints = nullptr;            // nullptr: structured outputs are refused
   bool synthetic = false;                              // random weights: the UI warns
   int64_t created = 0;                                 // unix time the model was loaded
 };

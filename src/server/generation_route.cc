@@ -14,6 +14,7 @@
 #include "server/metrics.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
+#include "server/output_constraints.h"
 
 namespace brisk::server {
 namespace {
@@ -81,6 +82,39 @@ HttpResponse SubmitErrorResponse(ApiServer& server, const Status& st) {
   return r;
 }
 
+// The request's output constraint: its structured-output field, or the tool calls its
+// tool_choice forces (tool_choice "auto": calls the model starts are completed validly). Both at
+// once would be two grammars for one text: refused.
+std::variant<std::shared_ptr<TokenConstraint>, ApiError> MakeConstraint(const LoadedModel& model,
+                                                                        const OpenAiRequest& req) {
+  const StructuredOutput& spec = req.structured;
+  const bool tools = ToolCallsEnabled(req);
+  if (spec.kind == StructuredOutput::Kind::kNone && !tools)
+    return std::shared_ptr<TokenConstraint>();
+  if (!model.constraints) {
+    return ToApiError(Status::Unimplemented("structured outputs are not available on this server",
+                                            tools ? "tool_choice" : spec.field));
+  }
+  if (!tools) return model.constraints->Make(spec);
+  if (spec.kind != StructuredOutput::Kind::kNone) {
+    if (req.tool_choice == "auto") return model.constraints->Make(spec);  // prose was asked for
+    return BadRequest("tool_choice '" + req.tool_choice + "' and " + spec.field +
+                          " cannot both constrain one output",
+                      spec.field);
+  }
+  ToolGrammarRequest r;
+  r.tools = &req.tools;
+  r.choice = req.tool_choice;
+  r.parallel = req.parallel_tool_calls;
+  r.after_trigger = req.tool_choice == "auto";
+  auto made = model.constraints->MakeForTools(r);
+  // "auto" promises nothing: a tool schema the grammar cannot enforce leaves the answer free
+  // (as before) instead of refusing a request that only offered tools.
+  if (r.after_trigger && std::holds_alternative<ApiError>(made))
+    return std::shared_ptr<TokenConstraint>();
+  return made;
+}
+
 }  // namespace
 
 void HandleGeneration(ApiServer& server, const LoadedModel& model, bool chat, HttpRequest&& request,
@@ -103,11 +137,14 @@ void HandleGeneration(ApiServer& server, const LoadedModel& model, bool chat, Ht
                                    &max_tokens))
     return ex->Respond(ErrorResponse(*err));
 
+  auto constraint = MakeConstraint(model, req);
+  if (auto* err = std::get_if<ApiError>(&constraint)) return ex->Respond(ErrorResponse(*err));
+
   auto writer = MakeWriter(server, model, chat, req, std::move(p.echo));
   GenerationRequest gen = std::move(req.gen);
   gen.prompt = std::move(p.tokens);
   gen.max_tokens = max_tokens;
-  if (req.json_object) gen.constraint = std::make_shared<JsonObjectConstraint>(*model.tokenizer);
+  gen.constraint = std::move(std::get<std::shared_ptr<TokenConstraint>>(constraint));
   gen.sink = std::make_shared<GenerationSink>(server, ex, req.stream, std::move(writer));
   // From here on only the engine thread touches the response (the sink sends a stream's header
   // with the first event), so nothing on this side holds a lock the engine could wait on.

@@ -8,6 +8,7 @@
 
 #include "engine/request_validation.h"
 #include "server/chat_prompt.h"
+#include "server/structured_request.h"
 #include "tokenizer/unicode.h"
 
 namespace brisk::server {
@@ -34,6 +35,7 @@ constexpr Preset kPresets[] = {
 class Fields {
  public:
   explicit Fields(const Json& obj) : obj_(obj) {}
+  const Json& object() const { return obj_; }
 
   const Json* Get(const char* key) const {
     auto it = obj_.find(key);
@@ -230,29 +232,6 @@ std::optional<ApiError> ParseLogitBias(const Fields& f, int n_vocab, SamplingPar
   return std::nullopt;
 }
 
-std::optional<ApiError> ParseResponseFormat(const Fields& f, OpenAiRequest* r) {
-  const Json* v = f.Get("response_format");
-  if (!v) return std::nullopt;
-  if (!v->is_object()) return Fields::TypeError("response_format", "an object", *v);
-  auto t = v->find("type");
-  if (t == v->end() || !t->is_string()) {
-    return BadRequest("response_format.type must be 'text' or 'json_object'", "response_format");
-  }
-  const std::string type = t->get<std::string>();
-  if (type == "text") return std::nullopt;
-  if (type == "json_object") {
-    r->json_object = true;
-    return std::nullopt;
-  }
-  if (type == "json_schema") {
-    return ToApiError(Status::Unimplemented(
-        "response_format type 'json_schema' is not supported; use 'json_object' or 'text'",
-        "response_format"));
-  }
-  return BadRequest("response_format.type must be 'text' or 'json_object', got '" + type + "'",
-                    "response_format");
-}
-
 // The fields both routes share: model, mode, sampling, lengths, stops, streaming.
 std::optional<ApiError> ParseCommon(const Fields& f, const RequestLimits& lim, OpenAiRequest* r) {
   if (auto e = f.String("model", &r->model)) return e;
@@ -319,7 +298,7 @@ std::optional<ApiError> ParseCommon(const Fields& f, const RequestLimits& lim, O
   if (auto e = f.Int32("min_tokens", kMinTokensRange, &gen.min_tokens)) return e;
   if (auto e = f.Bool("ignore_eos", &gen.ignore_eos)) return e;
   if (auto e = f.Int32("priority", kAnyInt, &gen.priority)) return e;
-  if (auto e = ParseResponseFormat(f, r)) return e;
+  if (auto e = ParseStructuredOutput(f.object(), &r->structured)) return e;
   if (auto e = f.Bool("stream", &r->stream)) return e;
   if (const Json* so = f.Get("stream_options")) {
     if (!so->is_object()) return Fields::TypeError("stream_options", "an object", *so);
@@ -439,6 +418,7 @@ std::optional<ApiError> ParseChatFields(const Fields& f, const RequestLimits& li
   if (auto e = ParseTools(f.Get("tools"), f.Get("tool_choice"), &r.tools, &r.tool_choice)) {
     return *e;
   }
+  if (auto e = f.Bool("parallel_tool_calls", &r.parallel_tool_calls)) return *e;
   if (const Json* kw = f.Get("chat_template_kwargs")) {
     if (!kw->is_object()) return Fields::TypeError("chat_template_kwargs", "an object", *kw);
     r.chat_template_kwargs = *kw;

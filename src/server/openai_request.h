@@ -21,6 +21,7 @@
 
 #include "engine/request.h"
 #include "server/api_error.h"
+#include "server/structured_request.h"
 
 namespace brisk::server {
 
@@ -43,13 +44,14 @@ struct OpenAiRequest {
   nlohmann::ordered_json messages;
   nlohmann::ordered_json tools;                 // chat: a non-empty array, or null
   std::string tool_choice = "auto";             // "none" | "auto" | "required" | a function name
+  bool parallel_tool_calls = true;              // several calls in one answer
   nlohmann::ordered_json chat_template_kwargs;  // chat: an object or null (e.g. enable_thinking)
   std::string prompt;                           // completions: text prompt (string or [string])
   std::vector<int32_t> prompt_tokens;  // completions: prompt given as token ids (prompt is empty)
   GenerationRequest gen;  // sampling/max_tokens/min_tokens/ignore_eos/stop/priority; no prompt
   bool stream = false, include_usage = false, echo = false;
-  bool json_object = false;  // response_format {"type":"json_object"}
-  std::string mode;          // "", "qa", "code", "copywriting"
+  StructuredOutput structured;  // response_format json_object / json_schema, guided_*, grammar
+  std::string mode;             // "", "qa", "code", "copywriting"
   std::string user;
 };
 

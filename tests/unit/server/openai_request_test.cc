@@ -198,10 +198,24 @@ TEST(OpenAiRequestTest, ChatValidationErrors) {
        true, "tool_choice", "must be an object"},
       // Output format, streaming, extras.
       {R"("response_format": "json")", true, "response_format", "must be an object"},
-      {R"("response_format": {})", true, "response_format", "'text' or 'json_object'"},
+      {R"("response_format": {})", true, "response_format", "'json_object' or 'json_schema'"},
       {R"("response_format": {"type": "xml"})", true, "response_format", "got 'xml'"},
-      {R"("response_format": {"type": "json_schema", "json_schema": {}})", true, "response_format",
-       "'json_schema' is not supported"},
+      {R"("response_format": {"type": "json_schema"})", true, "response_format",
+       "json_schema must be an object"},
+      {R"("response_format": {"type": "json_schema", "json_schema": {"schema": 3}})", true,
+       "response_format", "must be a JSON Schema"},
+      {R"("response_format": {"type": "json_schema", "json_schema": {"strict": 1}})", true,
+       "response_format.json_schema.strict", "must be a boolean"},
+      {R"("guided_json": "{not json")", true, "guided_json", "not valid JSON"},
+      {R"("guided_regex": 5)", true, "guided_regex", "must be a string"},
+      {R"("regex": "")", true, "regex", "must not be empty"},
+      {R"("grammar": ["root ::= x"])", true, "grammar", "must be a string"},
+      {R"("guided_choice": [])", true, "guided_choice", "non-empty array"},
+      {R"("guided_choice": ["a", 2])", true, "guided_choice[]", "must be a string"},
+      {R"("guided_regex": "a+", "grammar": "root ::= \"a\"")", true, "grammar",
+       "only one of guided_regex and grammar"},
+      {R"("response_format": {"type": "json_object"}, "guided_choice": ["a"])", true,
+       "guided_choice", "only one of response_format and guided_choice"},
       {R"("stream": "true")", true, "stream", "must be a boolean"},
       {R"("stream": true, "stream_options": 5)", true, "stream_options", "must be an object"},
       {R"("stream": true, "stream_options": {"include_usage": "yes"})", true,
@@ -272,7 +286,7 @@ TEST(OpenAiRequestTest, DefaultsWithoutAPreset) {
   EXPECT_FALSE(r.gen.sampling.logprobs);
   EXPECT_FALSE(r.stream);
   EXPECT_FALSE(r.include_usage);
-  EXPECT_FALSE(r.json_object);
+  EXPECT_EQ(r.structured.kind, StructuredOutput::Kind::kNone);
   EXPECT_TRUE(r.gen.stop.empty());
   EXPECT_TRUE(r.tools.is_null());
   EXPECT_EQ(r.tool_choice, "none");
@@ -348,7 +362,7 @@ TEST(OpenAiRequestTest, EveryFieldReachesTheRequest) {
   EXPECT_TRUE(g.ignore_eos);
   EXPECT_EQ(g.priority, -2);
   EXPECT_EQ(g.stop_token_ids, (std::vector<int32_t>{7, 9}));
-  EXPECT_TRUE(r.json_object);
+  EXPECT_EQ(r.structured.kind, StructuredOutput::Kind::kJsonObject);
   EXPECT_TRUE(r.stream);
   EXPECT_TRUE(r.include_usage);
   EXPECT_EQ(r.user, "u-1");
@@ -372,7 +386,8 @@ TEST(OpenAiRequestTest, FieldVariants) {
   // include_usage only matters in a stream.
   EXPECT_FALSE(ChatOk(Chat(R"("stream_options": {"include_usage": true})")).include_usage);
   // response_format text is the default.
-  EXPECT_FALSE(ChatOk(Chat(R"("response_format": {"type": "text"})")).json_object);
+  EXPECT_EQ(ChatOk(Chat(R"("response_format": {"type": "text"})")).structured.kind,
+            StructuredOutput::Kind::kNone);
   // null means "not given" for every optional field.
   const OpenAiRequest n = ChatOk(Chat(R"("temperature": null, "max_tokens": null, "stop": null,
       "seed": null, "tools": null, "tool_choice": null, "logit_bias": null, "n": null,
@@ -590,6 +605,43 @@ TEST(OpenAiRequestTest, JsonDepthScan) {
   EXPECT_EQ(JsonTypeName(nlohmann::ordered_json(1.5)), "number");
   EXPECT_EQ(JsonTypeName(nlohmann::ordered_json(3u)), "integer");
   EXPECT_EQ(JsonTypeName(nlohmann::ordered_json(nullptr)), "null");
+}
+
+// Each spelling of structured output lands in one StructuredOutput with its field named.
+TEST(OpenAiRequestStructured, EverySpellingIsRead) {
+  using Kind = StructuredOutput::Kind;
+  struct Case {
+    const char* fields;
+    Kind kind;
+    const char* field;
+  };
+  const Case cases[] = {
+      {R"("response_format": {"type": "json_schema", "json_schema": {"name": "x", "strict": true,
+          "schema": {"type": "object", "properties": {"b": {}, "a": {}}}}})",
+       Kind::kJsonSchema, "response_format"},
+      {R"("response_format": {"type": "json_object", "schema": {"type": "integer"}})",
+       Kind::kJsonSchema, "response_format"},
+      {R"("guided_json": "{\"type\": \"string\"}")", Kind::kJsonSchema, "guided_json"},
+      {R"("json_schema": {"type": "string"})", Kind::kJsonSchema, "json_schema"},
+      {R"("guided_regex": "[a-z]+")", Kind::kRegex, "guided_regex"},
+      {R"("regex": "\\d{3}")", Kind::kRegex, "regex"},
+      {R"("grammar": "root ::= \"a\"")", Kind::kGrammar, "grammar"},
+      {R"("guided_grammar": "root ::= \"a\"")", Kind::kGrammar, "guided_grammar"},
+      {R"("guided_choice": ["yes", "no"])", Kind::kChoice, "guided_choice"},
+      {R"("response_format": {"type": "text"}, "guided_choice": ["yes"])", Kind::kChoice,
+       "guided_choice"},
+  };
+  for (const Case& c : cases) {
+    const OpenAiRequest r = ChatOk(Chat(c.fields));
+    EXPECT_EQ(r.structured.kind, c.kind) << c.fields;
+    EXPECT_EQ(r.structured.field, c.field) << c.fields;
+  }
+  const OpenAiRequest schema = ChatOk(Chat(cases[0].fields));
+  EXPECT_TRUE(schema.structured.strict);
+  // Property order is the schema's (the output follows it).
+  EXPECT_EQ(schema.structured.schema["properties"].begin().key(), "b");
+  EXPECT_EQ(ChatOk(Chat(cases[8].fields)).structured.choices,
+            (std::vector<std::string>{"yes", "no"}));
 }
 
 }  // namespace
