@@ -27,6 +27,9 @@ Result<Sequence> CallObject(GrammarBuilder& b, const Json& tool, size_t i) {
   const Json schema = params == fn.end() || params->is_null() ? Json{{"type", "object"}} : *params;
   structured::JsonSchemaOptions options;
   options.field = field;
+  // Qwen writes arguments as json.dumps does ({"city": "Paris"}): allow its bounded whitespace
+  // rather than push the model off the format it was trained on.
+  options.any_whitespace = true;
   Result<int32_t> args = structured::AddJsonSchema(b, schema, "args-" + std::to_string(i), options);
   if (!args.ok()) return Status::InvalidArgument(args.message(), field);
   Sequence s = GrammarBuilder::Literal("{\"name\": " + Json(name).dump() + ", \"arguments\": ");

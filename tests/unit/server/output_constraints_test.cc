@@ -89,6 +89,10 @@ TEST(ToolCallGrammar, RequiredTakesAnyOfferedFunctionWithValidArguments) {
   EXPECT_TRUE(structured::Matches(g, kTimeCall));
   EXPECT_TRUE(structured::Matches(g, kWeatherCall));
   EXPECT_TRUE(structured::Matches(g, std::string(kTimeCall) + "\n" + kWeatherCall));
+  EXPECT_TRUE(structured::Matches(g,
+                                  "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": "
+                                  "{\"city\": \"Paris\"}}\n</tool_call>"))
+      << "arguments as json.dumps spaces them";
   EXPECT_FALSE(structured::Matches(g, ""));
   EXPECT_FALSE(structured::Matches(g, "Sure! " + std::string(kTimeCall)));
   EXPECT_FALSE(structured::Matches(
