@@ -155,7 +155,7 @@ class RegexLowering {
 
   // Lowers the rule-making nodes from index `first` on, children first (their indices are
   // smaller), so each later Lower finds them memoised and recursion stays shallow however long
-  // the rewrite's chains of shared suffixes are.
+  // the rewrite's chains of shared suffixes are, whatever order the rewrite lists them in.
   Status LowerInOrder(size_t first) {
     for (size_t id = first; id < ast_.nodes.size(); ++id) {
       const Kind kind = ast_.nodes[id].kind;
