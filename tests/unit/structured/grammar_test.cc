@@ -11,6 +11,7 @@
 
 #include "structured/gbnf.h"
 #include "structured_test_util.h"
+#include "utf8_reference.h"
 
 namespace brisk::structured {
 namespace {
@@ -264,20 +265,7 @@ TEST(ToGbnf, ParsesBackToTheSameLanguage) {
   ExpectLanguage(*again, accept, reject, "written and read back");
 }
 
-std::string Utf8Reference(uint32_t c) {
-  std::string s;
-  if (c < 0x80) {
-    s += char(c);
-  } else if (c < 0x800) {
-    s += char(0xC0 | (c >> 6)), s += char(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    s += char(0xE0 | (c >> 12)), s += char(0x80 | ((c >> 6) & 0x3F)), s += char(0x80 | (c & 0x3F));
-  } else {
-    s += char(0xF0 | (c >> 18)), s += char(0x80 | ((c >> 12) & 0x3F));
-    s += char(0x80 | ((c >> 6) & 0x3F)), s += char(0x80 | (c & 0x3F));
-  }
-  return s;
-}
+using test::Utf8Reference;
 
 TEST(Utf8, RoundTripsEveryScalarValue) {
   for (uint32_t c = 0; c <= kMaxCodePoint; ++c) {

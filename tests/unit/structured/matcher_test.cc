@@ -11,24 +11,12 @@
 
 #include "structured/compiled_grammar.h"
 #include "structured/token_trie.h"
+#include "utf8_reference.h"
 
 namespace brisk::structured {
 namespace {
 
-std::string Utf8(uint32_t c) {  // the reference encoder
-  std::string s;
-  if (c < 0x80) {
-    s += char(c);
-  } else if (c < 0x800) {
-    s += char(0xC0 | (c >> 6)), s += char(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    s += char(0xE0 | (c >> 12)), s += char(0x80 | ((c >> 6) & 0x3F)), s += char(0x80 | (c & 0x3F));
-  } else {
-    s += char(0xF0 | (c >> 18)), s += char(0x80 | ((c >> 12) & 0x3F));
-    s += char(0x80 | ((c >> 6) & 0x3F)), s += char(0x80 | (c & 0x3F));
-  }
-  return s;
-}
+std::string Utf8(uint32_t c) { return test::Utf8Reference(c); }
 
 bool SequencesTake(const std::vector<std::vector<std::pair<uint8_t, uint8_t>>>& seqs,
                    const std::string& bytes) {
