@@ -71,6 +71,17 @@ class EngineTest : public ::testing::Test {
     }
     return out;
   }
+  // Submits every request at once, each with its own sink (an empty list if one is refused).
+  std::vector<std::shared_ptr<Collector>> SubmitAll(Engine& e,
+                                                    std::vector<GenerationRequest> reqs) {
+    std::vector<std::shared_ptr<Collector>> sinks;
+    for (GenerationRequest& r : reqs) {
+      sinks.push_back(std::make_shared<Collector>());
+      r.sink = sinks.back();
+      if (!e.Submit(std::move(r)).ok()) return {};
+    }
+    return sinks;
+  }
   std::unique_ptr<Model> model_;
   std::unique_ptr<Tokenizer> tok_;
   int prefill_min_ = EngineConfig{}.prefill_class_min_tokens;
@@ -453,12 +464,8 @@ TEST_F(EngineTest, ParallelSamplingMatchesSoloRuns) {
   EngineConfig c;
   c.max_num_seqs = n;
   auto e = MakeEngine(c);
-  std::vector<std::shared_ptr<Collector>> sinks;
-  for (GenerationRequest r : requests()) {
-    sinks.push_back(std::make_shared<Collector>());
-    r.sink = sinks.back();
-    ASSERT_TRUE(e->Submit(std::move(r)).ok());
-  }
+  const std::vector<std::shared_ptr<Collector>> sinks = SubmitAll(*e, requests());
+  ASSERT_EQ(sinks.size(), requests().size());
   std::set<std::vector<int32_t>> distinct;
   for (int i = 0; i < n; ++i) {
     ASSERT_TRUE(sinks[size_t(i)]->Wait());
@@ -620,12 +627,8 @@ TEST_F(EngineTest, GrammarConstrainedGreedyIsBatchInvariant) {
   EngineConfig c;
   c.max_num_seqs = 4;
   auto e = MakeEngine(c);
-  std::vector<std::shared_ptr<Collector>> sinks;
-  for (GenerationRequest r : requests()) {
-    sinks.push_back(std::make_shared<Collector>());
-    r.sink = sinks.back();
-    ASSERT_TRUE(e->Submit(std::move(r)).ok());
-  }
+  const std::vector<std::shared_ptr<Collector>> sinks = SubmitAll(*e, requests());
+  ASSERT_EQ(sinks.size(), requests().size());
   for (size_t i = 0; i < sinks.size(); ++i) {
     ASSERT_TRUE(sinks[i]->Wait());
     EXPECT_EQ(sinks[i]->tokens(), solo[i]) << "request " << i;
