@@ -32,17 +32,19 @@ std::optional<Json> ParseObject(const std::string& body, HttpResponse* error) {
 
 }  // namespace
 
-bool BearerMatches(const std::string* authorization, const std::string& key) {
-  if (!authorization) return false;
-  const std::string expected = "Bearer " + key;
-  const std::string& got = *authorization;
+bool KeyMatches(const std::string* got, const std::string& expected) {
+  if (!got) return false;
   // Length differences are not secret (the key length is), contents are: compare every byte.
-  unsigned diff = got.size() == expected.size() ? 0u : 1u;
+  unsigned diff = got->size() == expected.size() ? 0u : 1u;
   for (size_t i = 0; i < expected.size(); ++i) {
-    const unsigned char a = i < got.size() ? static_cast<unsigned char>(got[i]) : 0;
+    const unsigned char a = i < got->size() ? static_cast<unsigned char>((*got)[i]) : 0;
     diff |= a ^ static_cast<unsigned char>(expected[i]);
   }
   return diff == 0;
+}
+
+bool BearerMatches(const std::string* authorization, const std::string& key) {
+  return KeyMatches(authorization, "Bearer " + key);
 }
 
 ApiServer::ApiServer(ServerOptions options, ServerMetrics* metrics, RequestLog* request_log)
@@ -70,7 +72,20 @@ void ApiServer::WakeDrainWaiters() {
 }
 
 bool ApiServer::Authorized(const HttpRequest& r) const {
-  return options_.api_key.empty() || BearerMatches(r.Header("authorization"), options_.api_key);
+  if (options_.api_key.empty()) return true;
+  // OpenAI clients send the key as a Bearer token, Anthropic clients in x-api-key.
+  return BearerMatches(r.Header("authorization"), options_.api_key) ||
+         KeyMatches(r.Header("x-api-key"), options_.api_key);
+}
+
+ApiServer::ModelRoute ApiServer::ModelRouteOf(const std::string& p) {
+  if (p == "/v1/chat/completions" || p == "/chat/completions") return ModelRoute::kChat;
+  if (p == "/v1/completions" || p == "/completions") return ModelRoute::kCompletion;
+  if (p == "/v1/messages") return ModelRoute::kMessages;
+  if (p == "/v1/messages/count_tokens") return ModelRoute::kCountTokens;
+  if (p == "/tokenize") return ModelRoute::kTokenize;
+  if (p == "/detokenize") return ModelRoute::kDetokenize;
+  return ModelRoute::kNone;
 }
 
 void ApiServer::Handle(HttpRequest&& r, std::shared_ptr<HttpExchange> ex) {
@@ -84,9 +99,12 @@ void ApiServer::Handle(HttpRequest&& r, std::shared_ptr<HttpExchange> ex) {
   // holds the same numbers as the page: guarding one copy and not the other would protect nothing.
   if (get && IsBenchRoute(p)) return ex->Respond(BenchRouteResponse(p, options_.bench_dir));
 
+  const ModelRoute route = ModelRouteOf(p);
   if (!Authorized(r)) {
-    HttpResponse resp = ErrorResponse(
-        ToApiError(Status::Unauthenticated("invalid or missing API key (Authorization: Bearer)")));
+    HttpResponse resp =
+        ErrorResponse(ToApiError(Status::Unauthenticated(
+                          "invalid or missing API key (Authorization: Bearer, or x-api-key)")),
+                      ShapeOf(route));
     resp.headers.emplace_back("WWW-Authenticate", "Bearer");
     return ex->Respond(std::move(resp));
   }
@@ -95,29 +113,38 @@ void ApiServer::Handle(HttpRequest&& r, std::shared_ptr<HttpExchange> ex) {
   if (p == "/props" && get) return ex->Respond(Props());
   if (p == "/admin/config" && (get || r.method == "PATCH" || post))
     return ex->Respond(AdminConfig(r));
+  if (route != ModelRoute::kNone) return HandleModelRoute(route, std::move(r), std::move(ex));
+  ex->Respond(ErrorResponse(ToApiError(Status::NotFound("no route for " + r.method + " " + p))));
+}
 
-  const bool chat = p == "/v1/chat/completions" || p == "/chat/completions";
-  const bool completion = p == "/v1/completions" || p == "/completions";
-  const bool tokenize = p == "/tokenize", detokenize = p == "/detokenize";
-  if (chat || completion || tokenize || detokenize) {
-    if (!post)
-      return ex->Respond(ErrorResponse(
-          HttpError(405, "use POST for " + p, "method_not_allowed")));
-    if (!loaded_.load())
-      return ex->Respond(ErrorResponse(
-          ToApiError(Status::Unavailable("the model is still loading"), "model_loading")));
-    if (tokenize) return ex->Respond(Tokenize(r));
-    if (detokenize) return ex->Respond(Detokenize(r));
-    if (draining_.load()) {
-      HttpResponse resp = ErrorResponse(
-          ToApiError(Status::Unavailable("the server is shutting down"), "shutting_down"));
-      resp.headers.emplace_back("Connection", "close");
-      return ex->Respond(std::move(resp));
-    }
-    return HandleGeneration(*this, model_, chat, std::move(r), std::move(ex));
+ErrorShape ApiServer::ShapeOf(ModelRoute route) {
+  const bool anthropic = route == ModelRoute::kMessages || route == ModelRoute::kCountTokens;
+  return anthropic ? ErrorShape::kAnthropic : ErrorShape::kOpenAi;
+}
+
+void ApiServer::HandleModelRoute(ModelRoute route, HttpRequest&& r,
+                                 std::shared_ptr<HttpExchange> ex) {
+  const ErrorShape shape = ShapeOf(route);
+  if (r.method != "POST")
+    return ex->Respond(
+        ErrorResponse(HttpError(405, "use POST for " + r.path, "method_not_allowed"), shape));
+  if (!loaded_.load())
+    return ex->Respond(ErrorResponse(
+        ToApiError(Status::Unavailable("the model is still loading"), "model_loading"), shape));
+  // Requests that only read the tokenizer are served while draining.
+  if (route == ModelRoute::kTokenize) return ex->Respond(Tokenize(r));
+  if (route == ModelRoute::kDetokenize) return ex->Respond(Detokenize(r));
+  if (route == ModelRoute::kCountTokens) return ex->Respond(AnthropicCountTokens(*this, model_, r));
+  if (draining_.load()) {
+    HttpResponse resp = ErrorResponse(
+        ToApiError(Status::Unavailable("the server is shutting down"), "shutting_down"), shape);
+    resp.headers.emplace_back("Connection", "close");
+    return ex->Respond(std::move(resp));
   }
-  ex->Respond(ErrorResponse(
-      ToApiError(Status::NotFound("no route for " + r.method + " " + p))));
+  const GenerationApi api = route == ModelRoute::kChat         ? GenerationApi::kChat
+                            : route == ModelRoute::kCompletion ? GenerationApi::kCompletion
+                                                               : GenerationApi::kAnthropicMessages;
+  HandleGeneration(*this, model_, api, std::move(r), std::move(ex));
 }
 
 HttpResponse ApiServer::Health() const {

@@ -1,6 +1,7 @@
 // The routes of `brisk serve` (DESIGN §6): authentication, the loading and draining states, and
 // the small endpoints (health, models, props, tokenize, detokenize, metrics, admin config, the
-// static web UI, the bench report of bench_page.h). Generation routes are in generation_route.h.
+// static web UI, the bench report of bench_page.h). Generation routes (OpenAI's and Anthropic's
+// /v1/messages with its count_tokens) are in generation_route.h.
 // One ApiServer serves every HTTP thread; the handler never blocks: generation work goes to the
 // engine and comes back through request sinks.
 #pragma once
@@ -74,6 +75,21 @@ class ApiServer {
   uint64_t NextRequestNumber() { return request_counter_.fetch_add(1) + 1; }
 
  private:
+  // The routes that need the loaded model (POST only, 503 while loading).
+  enum class ModelRoute {
+    kNone,
+    kChat,
+    kCompletion,
+    kMessages,
+    kCountTokens,
+    kTokenize,
+    kDetokenize
+  };
+  static ModelRoute ModelRouteOf(const std::string& path);
+  // Anthropic's routes answer every error in Anthropic's shape, authentication and method included.
+  static ErrorShape ShapeOf(ModelRoute route);
+  void HandleModelRoute(ModelRoute route, HttpRequest&& r, std::shared_ptr<HttpExchange> ex);
+
   bool Authorized(const HttpRequest& r) const;
   HttpResponse Health() const;
   HttpResponse Models() const;
@@ -96,8 +112,10 @@ class ApiServer {
   std::atomic<uint64_t> request_counter_{0};
 };
 
-// Constant-time comparison of an Authorization header with "Bearer <key>" (no early exit on the
-// first differing byte, so the key cannot be found byte by byte from response times).
+// Constant-time comparison of a header with the expected value (no early exit on the first
+// differing byte, so the key cannot be found byte by byte from response times); false when the
+// header is absent. BearerMatches: an Authorization header against "Bearer <key>".
+bool KeyMatches(const std::string* got, const std::string& expected);
 bool BearerMatches(const std::string* authorization, const std::string& key);
 
 }  // namespace brisk::server

@@ -8,8 +8,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr size_t kMaxTools = 128;  // OpenAI's limit
-
 ApiError TypeError(const std::string& param, const char* expected, const Json& got) {
   return BadRequest(param + " must be " + expected + ", got " + JsonTypeName(got), param);
 }

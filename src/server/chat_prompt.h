@@ -16,6 +16,9 @@
 
 namespace brisk::server {
 
+// Most tools one request may offer (OpenAI's limit; the Anthropic route holds its tools to it too).
+inline constexpr size_t kMaxTools = 128;
+
 // Validates `messages` (a non-empty array of at most max_messages objects) and writes the
 // normalised copy described at OpenAiRequest::messages to *out. Errors name the offending field
 // ("messages[2].role", "messages[0].content[1].type").

@@ -6,6 +6,8 @@
 #include <variant>
 
 #include "engine/token_constraint.h"
+#include "server/anthropic_request.h"
+#include "server/anthropic_response_writer.h"
 #include "server/api_error.h"
 #include "server/chat_prompt.h"
 #include "server/chat_response_writer.h"
@@ -32,6 +34,44 @@ struct Prompt {
   std::string echo;  // completions with echo: the prompt's text
 };
 
+RequestLimits LimitsOf(const ApiServer& server, const Engine& engine) {
+  RequestLimits limits;
+  limits.max_model_len = engine.config().max_model_len;
+  limits.n_vocab = engine.model_config().n_vocab;
+  limits.model_id = server.options().model_id;
+  limits.default_max_tokens = server.options().default_max_tokens;
+  return limits;
+}
+
+std::variant<OpenAiRequest, ApiError> Parse(GenerationApi api, std::string_view body,
+                                            const RequestLimits& limits) {
+  switch (api) {
+    case GenerationApi::kChat:
+      return ParseChatRequest(body, limits);
+    case GenerationApi::kCompletion:
+      return ParseCompletionRequest(body, limits);
+    case GenerationApi::kAnthropicMessages:
+      return ParseAnthropicRequest(body, limits);
+  }
+  return BadRequest("unknown API");
+}
+
+const char* IdPrefix(GenerationApi api) {
+  switch (api) {
+    case GenerationApi::kChat:
+      return "chatcmpl-";
+    case GenerationApi::kCompletion:
+      return "cmpl-";
+    case GenerationApi::kAnthropicMessages:
+      return "msg_";
+  }
+  return "";
+}
+
+ErrorShape ShapeOf(GenerationApi api) {
+  return api == GenerationApi::kAnthropicMessages ? ErrorShape::kAnthropic : ErrorShape::kOpenAi;
+}
+
 // The prompt tokens: the rendered chat template, the client's token ids, or its text.
 std::variant<Prompt, ApiError> BuildPrompt(const LoadedModel& model, bool chat,
                                            OpenAiRequest& req) {
@@ -55,25 +95,30 @@ std::variant<Prompt, ApiError> BuildPrompt(const LoadedModel& model, bool chat,
 }
 
 // The API's response shape for this request.
-std::unique_ptr<ResponseWriter> MakeWriter(ApiServer& server, const LoadedModel& model, bool chat,
-                                           const OpenAiRequest& req, std::string echo) {
+std::unique_ptr<ResponseWriter> MakeWriter(ApiServer& server, const LoadedModel& model,
+                                           GenerationApi api, const OpenAiRequest& req,
+                                           Prompt& prompt) {
   std::mt19937_64 id_rng(RandomSeed());
   WriterOptions wo;
-  wo.meta.id = NewResponseId(chat ? "chatcmpl-" : "cmpl-", id_rng);
+  wo.meta.id = NewResponseId(IdPrefix(api), id_rng);
   wo.meta.created = int64_t(std::time(nullptr));
   wo.meta.model = server.options().model_id;
   wo.token_bytes = TokenizerPieces(model.tokenizer);
   wo.logprobs = req.gen.sampling.logprobs || req.gen.sampling.top_logprobs > 0;
   wo.include_usage = req.include_usage;
-  if (!chat) return std::make_unique<CompletionResponseWriter>(std::move(wo), std::move(echo));
+  if (api == GenerationApi::kCompletion)
+    return std::make_unique<CompletionResponseWriter>(std::move(wo), std::move(prompt.echo));
   std::optional<uint64_t> tool_seed;
   if (ToolCallsEnabled(req)) tool_seed = id_rng();
+  if (api == GenerationApi::kAnthropicMessages)
+    return std::make_unique<AnthropicResponseWriter>(std::move(wo), int(prompt.tokens.size()),
+                                                     tool_seed);
   return std::make_unique<ChatResponseWriter>(std::move(wo), tool_seed);
 }
 
 // Engine::Submit's refusal as the client's answer: status and type from the error's code.
-HttpResponse SubmitErrorResponse(ApiServer& server, const Status& st) {
-  HttpResponse r = ErrorResponse(ToApiError(st));
+HttpResponse SubmitErrorResponse(ApiServer& server, const Status& st, ErrorShape shape) {
+  HttpResponse r = ErrorResponse(ToApiError(st), shape);
   if (st.code() == StatusCode::kResourceExhausted) {
     server.metrics()->OnRequestRejected();
     r.headers.emplace_back("Retry-After",
@@ -117,30 +162,27 @@ std::variant<std::shared_ptr<TokenConstraint>, ApiError> MakeConstraint(const Lo
 
 }  // namespace
 
-void HandleGeneration(ApiServer& server, const LoadedModel& model, bool chat, HttpRequest&& request,
-                      std::shared_ptr<HttpExchange> ex) {
+void HandleGeneration(ApiServer& server, const LoadedModel& model, GenerationApi api,
+                      HttpRequest&& request, std::shared_ptr<HttpExchange> ex) {
   Engine& engine = *model.engine;
-  RequestLimits limits;
-  limits.max_model_len = engine.config().max_model_len;
-  limits.n_vocab = engine.model_config().n_vocab;
-  limits.model_id = server.options().model_id;
-  limits.default_max_tokens = server.options().default_max_tokens;
-  auto parsed =
-      chat ? ParseChatRequest(request.body, limits) : ParseCompletionRequest(request.body, limits);
-  if (auto* err = std::get_if<ApiError>(&parsed)) return ex->Respond(ErrorResponse(*err));
+  const ErrorShape shape = ShapeOf(api);
+  const auto fail = [&](const ApiError& e) { ex->Respond(ErrorResponse(e, shape)); };
+  const RequestLimits limits = LimitsOf(server, engine);
+  auto parsed = Parse(api, request.body, limits);
+  if (auto* err = std::get_if<ApiError>(&parsed)) return fail(*err);
   OpenAiRequest& req = std::get<OpenAiRequest>(parsed);
-  auto prompt = BuildPrompt(model, chat, req);
-  if (auto* err = std::get_if<ApiError>(&prompt)) return ex->Respond(ErrorResponse(*err));
+  auto prompt = BuildPrompt(model, req.chat, req);
+  if (auto* err = std::get_if<ApiError>(&prompt)) return fail(*err);
   Prompt& p = std::get<Prompt>(prompt);
   int max_tokens = req.gen.max_tokens;
   if (auto err = CheckPromptLength(int(p.tokens.size()), req.gen.max_tokens, limits.max_model_len,
                                    &max_tokens))
-    return ex->Respond(ErrorResponse(*err));
+    return fail(*err);
 
   auto constraint = MakeConstraint(model, req);
-  if (auto* err = std::get_if<ApiError>(&constraint)) return ex->Respond(ErrorResponse(*err));
+  if (auto* err = std::get_if<ApiError>(&constraint)) return fail(*err);
 
-  auto writer = MakeWriter(server, model, chat, req, std::move(p.echo));
+  auto writer = MakeWriter(server, model, api, req, p);
   GenerationRequest gen = std::move(req.gen);
   gen.prompt = std::move(p.tokens);
   gen.max_tokens = max_tokens;
@@ -152,10 +194,22 @@ void HandleGeneration(ApiServer& server, const LoadedModel& model, bool chat, Ht
   auto submitted = engine.Submit(std::move(gen));
   if (!submitted.ok()) {
     server.GenerationFinished();
-    return ex->Respond(SubmitErrorResponse(server, submitted.status()));
+    return ex->Respond(SubmitErrorResponse(server, submitted.status(), shape));
   }
   // A client that goes away cancels its request (runs at once if it is already gone).
   ex->OnDisconnect([&engine, id = *submitted] { engine.Cancel(id); });
+}
+
+HttpResponse AnthropicCountTokens(const ApiServer& server, const LoadedModel& model,
+                                  const HttpRequest& request) {
+  const auto fail = [](const ApiError& e) { return ErrorResponse(e, ErrorShape::kAnthropic); };
+  auto parsed = ParseAnthropicCountTokens(request.body, LimitsOf(server, *model.engine));
+  if (auto* err = std::get_if<ApiError>(&parsed)) return fail(*err);
+  auto prompt = BuildPrompt(model, /*chat=*/true, std::get<OpenAiRequest>(parsed));
+  if (auto* err = std::get_if<ApiError>(&prompt)) return fail(*err);
+  HttpResponse r;
+  r.body = nlohmann::ordered_json{{"input_tokens", std::get<Prompt>(prompt).tokens.size()}}.dump();
+  return r;
 }
 
 }  // namespace brisk::server

@@ -109,9 +109,9 @@ void GenerationSink::SendError(const FinishInfo& f, const FinishOutcome& o) {
   const std::string& message = f.message.empty() ? o.shown_reason : f.message;
   const char* type = f.reason == FinishReason::kDeadline ? "timeout_error" : "server_error";
   const ApiError err = MakeError(o.status, type, message);
-  if (!stream_) return ex_->Respond(ErrorResponse(err));
+  if (!stream_) return ex_->Respond(ErrorResponse(err, writer_->error_shape()));
   StartStreamOnce();
-  ex_->Write("data: " + ErrorJson(err) + "\n\n");
+  ex_->Write(writer_->StreamError(err));
   ex_->EndStream();
 }
 

@@ -1,15 +1,13 @@
 #include "server/openai_request.h"
 
 #include <charconv>
-#include <cmath>
-#include <cstdio>
 #include <limits>
 #include <utility>
 
 #include "engine/request_validation.h"
 #include "server/chat_prompt.h"
+#include "server/request_fields.h"
 #include "server/structured_request.h"
-#include "tokenizer/unicode.h"
 
 namespace brisk::server {
 namespace {
@@ -29,138 +27,9 @@ constexpr Preset kPresets[] = {
     {"copywriting", 1024, 0.9f, 0.95f},
 };
 
-// Typed access to the fields of the request object. Every getter leaves *out alone when the field
-// is absent or null ("not given") and returns the 400 naming the field when it has the wrong type
-// or range.
-class Fields {
- public:
-  explicit Fields(const Json& obj) : obj_(obj) {}
-  const Json& object() const { return obj_; }
-
-  const Json* Get(const char* key) const {
-    auto it = obj_.find(key);
-    if (it == obj_.end() || it->is_null()) return nullptr;
-    return &*it;
-  }
-  bool Has(const char* key) const { return Get(key) != nullptr; }
-
-  std::optional<ApiError> Bool(const char* key, bool* out) const {
-    const Json* v = Get(key);
-    if (!v) return std::nullopt;
-    if (!v->is_boolean()) return TypeError(key, "a boolean", *v);
-    *out = v->get<bool>();
-    return std::nullopt;
-  }
-
-  std::optional<ApiError> String(const char* key, std::string* out) const {
-    const Json* v = Get(key);
-    if (!v) return std::nullopt;
-    if (!v->is_string()) return TypeError(key, "a string", *v);
-    *out = v->get<std::string>();
-    return std::nullopt;
-  }
-
-  // A number within the engine's range r (request_validation.h, sampler.h).
-  std::optional<ApiError> Float(const char* key, const ParamRange& r, float* out) const {
-    const Json* v = Get(key);
-    if (!v) return std::nullopt;
-    if (!v->is_number()) return TypeError(key, "a number", *v);
-    const double d = v->get<double>();
-    if (Status st = CheckFloat(r, key, d); !st.ok()) return ToApiError(st);
-    *out = static_cast<float>(d);
-    return std::nullopt;
-  }
-
-  // An integer within r (an int range); a float with an integral value counts (JavaScript
-  // clients).
-  std::optional<ApiError> Int(const char* key, const ParamRange& r, int64_t* out) const {
-    const Json* v = Get(key);
-    if (!v) return std::nullopt;
-    int64_t x = 0;
-    if (!AsInt64(*v, &x)) {
-      if (v->is_number_unsigned()) return ToApiError(RangeError(r, key, v->dump()));
-      return TypeError(key, "an integer", *v);
-    }
-    if (Status st = CheckInt(r, key, x); !st.ok()) return ToApiError(st);
-    *out = x;
-    return std::nullopt;
-  }
-
-  std::optional<ApiError> Int32(const char* key, const ParamRange& r, int* out) const {
-    int64_t x = 0;
-    if (auto e = Int(key, r, &x)) return e;
-    if (Has(key)) *out = static_cast<int>(x);
-    return std::nullopt;
-  }
-
-  static bool AsInt64(const Json& v, int64_t* out) {
-    if (v.is_number_unsigned()) {
-      if (v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())) return false;
-      *out = static_cast<int64_t>(v.get<uint64_t>());
-      return true;
-    }
-    if (v.is_number_integer()) {
-      *out = v.get<int64_t>();
-      return true;
-    }
-    if (v.is_number_float()) {
-      const double d = v.get<double>();
-      // 2^63 is the first double above int64's range.
-      if (!std::isfinite(d) || d != std::floor(d) || d < -9.2233720368547758e18 ||
-          d >= 9.2233720368547758e18) {
-        return false;
-      }
-      *out = static_cast<int64_t>(d);
-      return true;
-    }
-    return false;
-  }
-
-  static ApiError TypeError(const std::string& key, const char* expected, const Json& got) {
-    return BadRequest(key + " must be " + expected + ", got " + JsonTypeName(got), key);
-  }
-
- private:
-  const Json& obj_;
-};
-
 // Fields the engine does not range-check (n, best_of, priority): any value an int holds.
 constexpr ParamRange kAnyInt =
     IntRange(std::numeric_limits<int>::min(), std::numeric_limits<int>::max());
-
-// Parses the body into a JSON object: valid UTF-8, bounded nesting, JSON syntax, an object.
-std::variant<Json, ApiError> ParseBody(std::string_view body) {
-  if (!tok::IsValidUtf8(body)) {
-    size_t at = 0;
-    while (at < body.size()) {
-      const tok::Utf8Step s = tok::DecodeUtf8(body.data() + at, body.size() - at);
-      if (!s.ok) break;
-      at += s.len;
-    }
-    return BadRequest("the request body is not valid UTF-8 (invalid byte sequence at offset " +
-                      std::to_string(at) + ")");
-  }
-  if (!JsonDepthWithin(body, kMaxJsonDepth)) {
-    return BadRequest("the request body is nested deeper than " + std::to_string(kMaxJsonDepth) +
-                      " levels");
-  }
-  Json j;
-  try {
-    j = Json::parse(body);
-  } catch (const nlohmann::json::exception& e) {
-    // "[json.exception.parse_error.101] parse error at line 1, column 5: ..." -> drop the tag.
-    std::string what = e.what();
-    if (const size_t close = what.find("] ");
-        what.rfind("[json.exception", 0) == 0 && close != std::string::npos) {
-      what = what.substr(close + 2);
-    }
-    return BadRequest("invalid JSON: " + what);
-  }
-  if (!j.is_object()) {
-    return BadRequest("the request body must be a JSON object, got " + JsonTypeName(j));
-  }
-  return j;
-}
 
 std::optional<ApiError> ParseStop(const Fields& f, const RequestLimits& lim,
                                   GenerationRequest* gen) {
@@ -234,11 +103,7 @@ std::optional<ApiError> ParseLogitBias(const Fields& f, int n_vocab, SamplingPar
 
 // The fields both routes share: model, mode, sampling, lengths, stops, streaming.
 std::optional<ApiError> ParseCommon(const Fields& f, const RequestLimits& lim, OpenAiRequest* r) {
-  if (auto e = f.String("model", &r->model)) return e;
-  if (!r->model.empty() && r->model != lim.model_id) {
-    return ToApiError(Status::NotFound("The model `" + r->model + "` does not exist.", "model"),
-                      "model_not_found");
-  }
+  if (auto e = ParseModelField(f, lim.model_id, &r->model)) return e;
 
   const Preset* preset = nullptr;
   if (auto e = f.String("mode", &r->mode)) return e;
@@ -472,7 +337,7 @@ using EndpointFieldParser = std::optional<ApiError> (*)(const Fields&, const Req
 std::variant<OpenAiRequest, ApiError> ParseRequest(std::string_view body,
                                                    const RequestLimits& limits, bool chat,
                                                    EndpointFieldParser parse_endpoint_fields) {
-  auto parsed = ParseBody(body);
+  auto parsed = ParseJsonBody(body);
   if (auto* e = std::get_if<ApiError>(&parsed)) return *e;
   const Fields f(std::get<Json>(parsed));
   OpenAiRequest r;

@@ -1,15 +1,18 @@
-// How one generation's output is shaped for its API (DESIGN §6): chat.completion or
-// text_completion, streamed as SSE chunks or sent as one body. GenerationSink owns the flow
-// (metrics, coalescing, the finish); a writer only formats, so each API is one small type
-// (chat_response_writer.h, completion_response_writer.h).
+// How one generation's output is shaped for its API (DESIGN §6): chat.completion,
+// text_completion or an Anthropic message, streamed as SSE events or sent as one body.
+// GenerationSink owns the flow (metrics, coalescing, the finish); a writer only formats, so each
+// API is one small type (chat_response_writer.h, completion_response_writer.h,
+// anthropic_response_writer.h). The defaults below are OpenAI's framing and error shape.
 #pragma once
 
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "engine/request.h"
+#include "server/api_error.h"
 #include "server/openai_response.h"
 
 namespace brisk::server {
@@ -38,14 +41,19 @@ class ResponseWriter {
   virtual std::string StreamOpening() = 0;
   virtual std::string StreamDelta(const std::string& text, std::span<const TokenEvent> events) = 0;
 
-  // The end of a stream: the API's finish chunks (finish_reason, then usage when asked for) and
-  // [DONE].
+  // The end of a stream: the API's finish chunks (finish_reason, then usage when asked for),
+  // each framed as the API frames events, and its terminator.
   std::string StreamEnd(const char* finish_reason, const FinishInfo& f) {
     std::string out;
-    for (const nlohmann::ordered_json& j : FinishChunks(finish_reason, f)) out += SseData(j);
-    out += kSseDone;
+    for (const nlohmann::ordered_json& j : FinishChunks(finish_reason, f)) out += Frame(j);
+    out += Terminator();
     return out;
   }
+
+  // A failure after the stream started: the error as the stream's last event.
+  std::string StreamError(const ApiError& e) { return Frame(ErrorObject(e, error_shape())); }
+  // The error body of a failed request (before a stream or instead of a whole response).
+  virtual ErrorShape error_shape() const { return ErrorShape::kOpenAi; }
 
   // Whole responses: the JSON body.
   virtual std::string Body(const std::string& content, std::span<const TokenEvent> events,
@@ -54,6 +62,11 @@ class ResponseWriter {
  protected:
   virtual std::vector<nlohmann::ordered_json> FinishChunks(const char* finish_reason,
                                                            const FinishInfo& f) = 0;
+
+  // One event of a stream. OpenAI sends bare `data:` lines and ends with [DONE]; Anthropic names
+  // every event (an `event:` line) and has no terminator, so both are the writer's to choose.
+  virtual std::string Frame(const nlohmann::ordered_json& event) const { return SseData(event); }
+  virtual std::string_view Terminator() const { return kSseDone; }
 
   const WriterOptions o_;
 };

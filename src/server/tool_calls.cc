@@ -73,7 +73,7 @@ bool ToolCallParser::ParseCall(std::string_view body, ToolCall* call) {
   } else {
     call->arguments = Dump(*args);
   }
-  call->id = "call_" + RandomAlnum(24, rng_);
+  call->id = id_prefix_ + RandomAlnum(24, rng_);
   return true;
 }
 

@@ -9,12 +9,13 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace brisk::server {
 
 struct ToolCall {
-  std::string id;  // "call_" + 24 alphanumerics
+  std::string id;  // the parser's prefix ("call_") + 24 alphanumerics
   std::string name;
   std::string arguments;  // a JSON text (an object as the model wrote it, compact)
 };
@@ -24,8 +25,10 @@ std::string RandomAlnum(size_t n, std::mt19937_64& rng);
 
 class ToolCallParser {
  public:
-  // `seed` drives the call ids (tests pass a fixed one; the server a random one).
-  explicit ToolCallParser(uint64_t seed) : rng_(seed) {}
+  // `seed` drives the call ids (tests pass a fixed one; the server a random one); ids are
+  // id_prefix + 24 alphanumerics (OpenAI's "call_", Anthropic's "toolu_").
+  explicit ToolCallParser(uint64_t seed, std::string id_prefix = "call_")
+      : rng_(seed), id_prefix_(std::move(id_prefix)) {}
 
   // Returns the plain content that can be shown now: text that cannot be the start of
   // "<tool_call>" is released at once; a possible partial tag is held back. Completed calls are
@@ -47,6 +50,7 @@ class ToolCallParser {
   bool ParseCall(std::string_view body, ToolCall* call);
 
   std::mt19937_64 rng_;
+  const std::string id_prefix_;
   bool in_call_ = false;
   std::string outside_;      // unreleased text outside a call
   std::string body_;         // text after "<tool_call>" while in a call

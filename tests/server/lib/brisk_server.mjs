@@ -2,13 +2,14 @@
 // "listening on http://HOST:PORT" first and "ready" once the model is loaded.
 import { spawn } from 'node:child_process';
 
-// Command line: --brisk BIN --model GGUF [--serve-arg ARG]...
+// Command line: --brisk BIN --model GGUF [--tool-model GGUF] [--serve-arg ARG]...
 export function parseArgs(argv = process.argv.slice(2)) {
   const o = { serveArgs: [] };
   for (let i = 0; i < argv.length; i++) {
     const v = () => argv[++i];
     if (argv[i] === '--brisk') o.brisk = v();
     else if (argv[i] === '--model') o.model = v();
+    else if (argv[i] === '--tool-model') o.toolModel = v();
     else if (argv[i] === '--serve-arg') o.serveArgs.push(v());
     else if (argv[i].startsWith('--test')) continue;  // node:test's own flags
     else throw new Error(`unknown argument ${argv[i]}`);

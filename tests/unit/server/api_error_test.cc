@@ -17,22 +17,29 @@ struct Row {
   const char* type;
   const char* param;
   const char* code;
+  const char* anthropic;  // Anthropic's type (/v1/messages)
 };
 
 TEST(ApiErrorTest, EachStatusCodeMapsToItsHttpStatusTypeParamAndCode) {
   const Row rows[] = {
-      {Status::InvalidArgument("bad", "top_p"), 400, "invalid_request_error", "top_p", ""},
-      {Status::Error("bad"), 400, "invalid_request_error", "", ""},
-      {Status::OutOfRange("too long"), 400, "invalid_request_error", "", "context_length_exceeded"},
-      {Status::FailedPrecondition("no tokenizer", "stop"), 400, "invalid_request_error", "stop",
-       ""},
+      {Status::InvalidArgument("bad", "top_p"), 400, "invalid_request_error", "top_p", "",
+       "invalid_request_error"},
+      {Status::Error("bad"), 400, "invalid_request_error", "", "", "invalid_request_error"},
+      {Status::OutOfRange("too long"), 400, "invalid_request_error", "", "context_length_exceeded",
+       "invalid_request_error"},
+      {Status::FailedPrecondition("no tokenizer", "stop"), 400, "invalid_request_error", "stop", "",
+       "invalid_request_error"},
       {Status::Unimplemented("no", "suffix"), 400, "invalid_request_error", "suffix",
-       "unsupported_value"},
-      {Status::NotFound("gone", "model"), 404, "not_found_error", "model", "not_found"},
-      {Status::Unauthenticated("who"), 401, "authentication_error", "", "invalid_api_key"},
-      {Status::ResourceExhausted("full"), 429, "rate_limit_error", "", "overloaded"},
-      {Status::Unavailable("stopping"), 503, "unavailable_error", "", "shutting_down"},
-      {Status::Internal("bug"), 500, "server_error", "", ""},
+       "unsupported_value", "invalid_request_error"},
+      {Status::NotFound("gone", "model"), 404, "not_found_error", "model", "not_found",
+       "not_found_error"},
+      {Status::Unauthenticated("who"), 401, "authentication_error", "", "invalid_api_key",
+       "authentication_error"},
+      {Status::ResourceExhausted("full"), 429, "rate_limit_error", "", "overloaded",
+       "rate_limit_error"},
+      {Status::Unavailable("stopping"), 503, "unavailable_error", "", "shutting_down",
+       "overloaded_error"},
+      {Status::Internal("bug"), 500, "server_error", "", "", "api_error"},
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(StatusCodeName(row.status.code()));
@@ -42,7 +49,30 @@ TEST(ApiErrorTest, EachStatusCodeMapsToItsHttpStatusTypeParamAndCode) {
     EXPECT_EQ(e.param, row.param);
     EXPECT_EQ(e.code, row.code);
     EXPECT_EQ(e.message, row.status.message());
+    EXPECT_EQ(e.anthropic_type, row.anthropic);
+    // The same status in both shapes: only the body differs.
+    const HttpResponse a = ErrorResponse(e, ErrorShape::kAnthropic);
+    EXPECT_EQ(a.status, row.http);
+    EXPECT_EQ(nlohmann::json::parse(a.body),
+              nlohmann::json({{"type", "error"},
+                              {"error", {{"type", row.anthropic}, {"message", e.message}}}}));
   }
+}
+
+// Errors that are not born as a Status (transport failures, a generation that fails) take the
+// Anthropic type of the table's row with their HTTP status, else Anthropic's rule for the rest.
+TEST(ApiErrorTest, BareHttpStatusesHaveAnthropicTypesFromTheTable) {
+  EXPECT_STREQ(AnthropicErrorType(400), "invalid_request_error");
+  EXPECT_STREQ(AnthropicErrorType(401), "authentication_error");
+  EXPECT_STREQ(AnthropicErrorType(404), "not_found_error");
+  EXPECT_STREQ(AnthropicErrorType(429), "rate_limit_error");
+  EXPECT_STREQ(AnthropicErrorType(503), "overloaded_error");
+  EXPECT_STREQ(AnthropicErrorType(500), "api_error");
+  EXPECT_STREQ(AnthropicErrorType(405), "invalid_request_error");
+  EXPECT_STREQ(AnthropicErrorType(413), "invalid_request_error");
+  EXPECT_STREQ(AnthropicErrorType(504), "api_error");
+  EXPECT_EQ(MakeError(504, "timeout_error", "deadline").anthropic_type, "api_error");
+  EXPECT_EQ(HttpError(405, "use POST").anthropic_type, "invalid_request_error");
 }
 
 TEST(ApiErrorTest, AnExplicitMachineCodeReplacesTheDefault) {
