@@ -170,6 +170,10 @@ std::unique_ptr<RequestState> Engine::NewRequestState(GenerationRequest req) con
   if (tokenizer_) r->detok = std::make_unique<StreamingDetokenizer>(*tokenizer_, false);
   r->stop = std::make_unique<StopMatcher>(req.stop);
   r->plain_greedy = IsPlainGreedy(req.sampling) && !req.constraint;
+  if (req.constraint) {
+    const int64_t room = int64_t(config_.max_model_len) - int64_t(req.prompt.size());
+    req.constraint->SetMaxTokens(int(std::clamp<int64_t>(room, 0, req.max_tokens)));
+  }
   r->seq.tokens = req.prompt;
   r->seq.num_prompt = int(req.prompt.size());
   r->seq.prompt_class = PromptClassFor(r->seq.num_prompt);

@@ -4,6 +4,12 @@
 // fallback come from a walk of the vocabulary trie (structured/token_trie.h), cached per
 // grammar position, so a position the request returns to (inside a free string, between array
 // items) costs a copy.
+//
+// Length budget: with n tokens left, a token is allowed only if the sentence can still be
+// finished in n - 1 more tokens, counted as bytes (each byte is a token of a byte-level
+// vocabulary, so this is always possible and never wrongly refused for lack of a token), so a
+// request cut by max_tokens still returns a whole sentence. When the budget is already too small
+// (a schema longer than max_tokens), a token must at least bring the end nearer.
 #pragma once
 
 #include <cstdint>
@@ -44,19 +50,32 @@ class GrammarConstraint : public TokenConstraint {
 
   bool Allows(int32_t token) const override;
   void Accept(int32_t token) override;
+  void SetMaxTokens(int max_tokens) override { tokens_left_ = max_tokens; }
   void AppendRefused(int n_vocab, std::vector<int32_t>* refused) const override;
 
-  // Raw bytes, for constraints that feed the grammar part of a token (TriggeredGrammarConstraint).
-  bool CanAcceptBytes(std::string_view bytes) const { return matcher_.CanAccept(bytes); }
-  void AcceptBytes(std::string_view bytes) { matcher_.Accept(bytes); }
+  // Raw bytes that are one token's (part), for constraints that feed the grammar part of a
+  // token (TriggeredGrammarConstraint): allowed as Allows would allow that token.
+  bool AllowsBytes(std::string_view bytes) const;
+  void AcceptBytes(std::string_view bytes);
+  // A token was generated that gave the grammar no bytes (text before a trigger).
+  void SpendToken() { --tokens_left_; }
   const Tokenizer& tokenizer() const { return vocab_->tokenizer(); }
 
  private:
+  struct CachedMask {
+    std::vector<uint64_t> allowed;
+    int32_t most_bytes_to_end = -1;  // over the allowed tokens: a budget at least this is free
+  };
+  // Most bytes-to-end a token may leave: one fewer than the tokens left after it, or (budget
+  // already short) one fewer than now.
+  int32_t BytesToEndLimit() const;
   const std::vector<uint64_t>& Mask() const;
 
   std::shared_ptr<const GrammarVocab> vocab_;
   structured::Matcher matcher_;
-  mutable std::unordered_map<structured::Matcher::Position, std::vector<uint64_t>> masks_;
+  int64_t tokens_left_ = int64_t{1} << 40;  // no budget until SetMaxTokens
+  mutable std::unordered_map<structured::Matcher::Position, CachedMask> masks_;
+  mutable std::vector<uint64_t> budget_mask_;  // the mask under a binding budget (not cached)
 };
 
 // Free text until the output contains `trigger`, then the grammar from the byte after it: for
@@ -70,6 +89,7 @@ class TriggeredGrammarConstraint : public TokenConstraint {
 
   bool Allows(int32_t token) const override;
   void Accept(int32_t token) override;
+  void SetMaxTokens(int max_tokens) override { grammar_.SetMaxTokens(max_tokens); }
   void AppendRefused(int n_vocab, std::vector<int32_t>* refused) const override;
   bool triggered() const { return triggered_; }
 

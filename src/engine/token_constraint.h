@@ -20,6 +20,9 @@ class TokenConstraint {
   virtual bool Allows(int32_t token) const = 0;
   // `token` was generated (Allows returned true for it).
   virtual void Accept(int32_t token) = 0;
+  // The request may generate at most max_tokens more tokens (the engine says so before the
+  // first step): a constraint that can plan for it keeps its output complete at the length limit.
+  virtual void SetMaxTokens(int max_tokens) { (void)max_tokens; }
   // Appends every token id below n_vocab that Allows refuses (the sampler's fallback after a
   // few refused draws). This default asks Allows for each; constraints with a faster way
   // override it.

@@ -72,6 +72,7 @@ class Lowering {
     for (const Rule& r : g_.rules) out_.rule_names.push_back(r.name);
     out_.elements = {{CompiledGrammar::Kind::kRule, g_.root}, {CompiledGrammar::Kind::kEnd, -1}};
     for (int32_t i = 0; i < n; ++i) BRISK_RETURN_IF_ERROR(LowerRule(i));
+    out_.shortest_rest = ShortestRests(out_);
     return std::move(out_);
   }
 

@@ -36,9 +36,16 @@ class CompiledGrammar {
   std::vector<ByteSet> byte_sets;
   std::vector<std::vector<int32_t>> alternatives;  // per rule: where each alternative starts
   std::vector<std::string> rule_names;
+  // Per element: the fewest bytes from it (itself included) to the end of its alternative;
+  // kNoEnd where no sentence can follow (a rule that never ends).
+  static constexpr int32_t kNoEnd = 1 << 30;
+  std::vector<int32_t> shortest_rest;
 
   static Result<CompiledGrammar> Lower(const Grammar& g);
 };
+
+// shortest_rest for g's elements (min_lengths.cc).
+std::vector<int32_t> ShortestRests(const CompiledGrammar& g);
 
 // The UTF-8 byte-range sequences that together encode exactly the scalar values in [lo, hi]
 // (surrogates left out): each sequence is 1-4 (lo, hi) byte ranges, one per byte.

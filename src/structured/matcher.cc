@@ -10,6 +10,8 @@
 
 namespace brisk::structured {
 
+static_assert(Matcher::kNoBytesToEnd == CompiledGrammar::kNoEnd);
+
 Result<std::shared_ptr<const CompiledGrammar>> CompileGrammar(const Grammar& g) {
   Result<CompiledGrammar> lowered = CompiledGrammar::Lower(g);
   if (!lowered.ok()) return lowered.status();
@@ -21,6 +23,7 @@ size_t CompiledGrammarBytes(const CompiledGrammar& g) {
                  g.byte_sets.size() * sizeof(ByteSet);
   for (const auto& a : g.alternatives) bytes += sizeof(a) + a.size() * sizeof(int32_t);
   for (const auto& n : g.rule_names) bytes += sizeof(n) + n.size();
+  bytes += g.shortest_rest.size() * sizeof(int32_t);
   return bytes;
 }
 
@@ -38,6 +41,7 @@ struct Matcher::Family {
   struct PositionRec {
     std::vector<int32_t> tops;  // sorted frame numbers
     bool can_end = false;
+    int32_t bytes_to_end = kUnknown;  // fewest bytes that finish a sentence (memoised)
   };
 
   explicit Family(std::shared_ptr<const CompiledGrammar> grammar) : g(std::move(grammar)) {}
@@ -55,10 +59,13 @@ struct Matcher::Family {
   std::unordered_map<uint64_t, Position> sparse;  // (position << 8) | byte
   bool overflowed = false;
 
+  std::vector<int32_t> frame_bytes_to_end;  // per frame, memoised (kUnknown: not yet)
+
   // Closure scratch.
   std::vector<std::pair<int32_t, int32_t>> work;  // (element, parent) to expand
   std::unordered_map<uint64_t, bool> seen;
   std::vector<int32_t> tops;
+  std::vector<int32_t> work_frames;
 
   static uint64_t Key(int32_t a, int32_t b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); }
 
@@ -148,6 +155,33 @@ struct Matcher::Family {
     return to;
   }
 
+  int32_t BytesToEnd(Position p) {
+    if (p == kDead || overflowed) return G::kNoEnd;
+    PositionRec& rec = positions[size_t(p)];
+    if (rec.bytes_to_end != kUnknown) return rec.bytes_to_end;
+    int32_t best = rec.can_end ? 0 : G::kNoEnd;
+    for (int32_t top : rec.tops) best = std::min(best, FrameBytesToEnd(top));
+    return rec.bytes_to_end = best;
+  }
+
+  // A stack finishes by finishing its top frame's alternative, then each caller's rest in turn.
+  int32_t FrameBytesToEnd(int32_t frame) {
+    if (frame_bytes_to_end.size() < frames.size())
+      frame_bytes_to_end.resize(frames.size(), kUnknown);
+    std::vector<int32_t>& chain = work_frames;
+    chain.clear();
+    for (int32_t f = frame; f >= 0 && frame_bytes_to_end[size_t(f)] == kUnknown;
+         f = frames[size_t(f)].parent)
+      chain.push_back(f);
+    for (size_t i = chain.size(); i-- > 0;) {
+      const Frame fr = frames[size_t(chain[i])];
+      const int32_t below = fr.parent < 0 ? 0 : frame_bytes_to_end[size_t(fr.parent)];
+      const int32_t own = g->shortest_rest[size_t(fr.element)];
+      frame_bytes_to_end[size_t(chain[i])] = own >= G::kNoEnd - below ? G::kNoEnd : own + below;
+    }
+    return frame_bytes_to_end[size_t(frame)];
+  }
+
   Position* Slot(Position from, uint8_t byte) {
     if (from >= kDenseRows) return nullptr;
     while (Position(dense.size()) <= from) {
@@ -179,25 +213,23 @@ bool Matcher::PositionHasNext(Position p) const {
   return p != kDead && !family_->positions[size_t(p)].tops.empty();
 }
 
+int32_t Matcher::PositionBytesToEnd(Position p) const { return family_->BytesToEnd(p); }
+
+Matcher::Position Matcher::After(std::string_view bytes) const {
+  Position p = position_;
+  for (size_t i = 0; i < bytes.size() && p != kDead; ++i) p = Step(p, uint8_t(bytes[i]));
+  return p;
+}
+
 bool Matcher::Finished() const { return !PositionHasNext(position_); }
 
 bool Matcher::overflowed() const { return family_->overflowed; }
 
-bool Matcher::CanAccept(std::string_view bytes) const {
-  Position p = position_;
-  for (char c : bytes) {
-    p = Step(p, uint8_t(c));
-    if (p == kDead) return false;
-  }
-  return true;
-}
+bool Matcher::CanAccept(std::string_view bytes) const { return After(bytes) != kDead; }
 
 bool Matcher::Accept(std::string_view bytes) {
-  Position p = position_;
-  for (char c : bytes) {
-    p = Step(p, uint8_t(c));
-    if (p == kDead) return false;
-  }
+  const Position p = After(bytes);
+  if (p == kDead) return false;
   position_ = p;
   return true;
 }

@@ -48,6 +48,8 @@ class Matcher {
   bool Accept(std::string_view bytes);
   // Whether Accept(bytes) would succeed; the position is unchanged either way.
   bool CanAccept(std::string_view bytes) const;
+  // The position Accept(bytes) would reach (kDead if it would fail); the position is unchanged.
+  Position After(std::string_view bytes) const;
   // The bytes so far form a whole sentence of the grammar.
   bool CanEnd() const { return PositionCanEnd(position_); }
   // No byte can follow (a sentence is complete and cannot be extended).
@@ -62,6 +64,11 @@ class Matcher {
   bool PositionCanEnd(Position p) const;
   // Whether any byte at all can follow position p.
   bool PositionHasNext(Position p) const;
+  // The fewest bytes that finish a sentence from position p (0 when it can end there);
+  // kNoBytesToEnd when none can (kDead, or only rules that never end).
+  static constexpr int32_t kNoBytesToEnd = 1 << 30;
+  int32_t PositionBytesToEnd(Position p) const;
+  int32_t BytesToEnd() const { return PositionBytesToEnd(position_); }
 
  private:
   struct Family;

@@ -63,8 +63,10 @@ size_t TokenTrie::memory_bytes() const {
          tokens_.size() * sizeof(int32_t);
 }
 
-void TokenTrie::Allowed(const Matcher& m, std::vector<uint64_t>* allowed) const {
+int32_t TokenTrie::Allowed(const Matcher& m, std::vector<uint64_t>* allowed,
+                           int32_t max_bytes_to_end) const {
   allowed->assign((size_t(n_tokens_) + 63) / 64, 0);
+  int32_t most_to_end = -1;
   std::vector<Matcher::Position> at_depth = {m.position()};  // position after each depth
   const uint32_t n = uint32_t(byte_.size());
   for (uint32_t i = 1; i < n;) {
@@ -76,12 +78,19 @@ void TokenTrie::Allowed(const Matcher& m, std::vector<uint64_t>* allowed) const 
     }
     if (at_depth.size() <= d) at_depth.resize(size_t(d) + 1);
     at_depth[d] = p;
-    for (uint32_t k = first_token_[i]; k < first_token_[i + 1]; ++k) {
-      const int32_t t = tokens_[k];
-      (*allowed)[size_t(t) >> 6] |= uint64_t{1} << (t & 63);
+    if (first_token_[i] < first_token_[i + 1]) {
+      const int32_t to_end = m.PositionBytesToEnd(p);
+      if (to_end <= max_bytes_to_end) {
+        most_to_end = std::max(most_to_end, to_end);
+        for (uint32_t k = first_token_[i]; k < first_token_[i + 1]; ++k) {
+          const int32_t t = tokens_[k];
+          (*allowed)[size_t(t) >> 6] |= uint64_t{1} << (t & 63);
+        }
+      }
     }
     ++i;
   }
+  return most_to_end;
 }
 
 }  // namespace brisk::structured

@@ -29,8 +29,11 @@ class TokenTrie {
   size_t memory_bytes() const;
 
   // Sets bit t of `allowed` (n_tokens() bits, cleared first) for every token t whose bytes the
-  // matcher accepts from its current position.
-  void Allowed(const Matcher& m, std::vector<uint64_t>* allowed) const;
+  // matcher accepts from its current position and after which a sentence can be finished in at
+  // most max_bytes_to_end bytes. Returns the most bytes-to-end any allowed token leaves (-1 when
+  // none is allowed), so a caller can tell whether a smaller limit would change the mask.
+  int32_t Allowed(const Matcher& m, std::vector<uint64_t>* allowed,
+                  int32_t max_bytes_to_end = Matcher::kNoBytesToEnd) const;
 
  private:
   int n_tokens_ = 0;

@@ -11,6 +11,7 @@
 #include "engine/collecting_sink.h"
 #include "engine/grammar_constraint.h"
 #include "model/model_tokenizer.h"
+#include "structured/gbnf.h"
 #include "test_paths.h"
 
 namespace brisk {
@@ -564,6 +565,36 @@ TEST_F(EngineTest, GrammarConstraintGivesOnlySentences) {
     outputs.insert(s->text());
   }
   EXPECT_GT(outputs.size(), 2u) << "sampling still varies within the grammar";
+}
+
+// max_tokens cuts a constrained output only where it is a whole sentence: near the limit the
+// constraint allows only tokens after which the rest still fits, so even strings and lists the
+// random-weight model would never close by itself come back closed.
+TEST_F(EngineTest, GrammarConstraintFinishesWithinMaxTokens) {
+  auto e = MakeEngine(EngineConfig{});
+  const auto vocab = std::make_shared<GrammarVocab>(*tok_);
+  auto parsed = structured::ParseGbnf(R"(root ::= "[" item ("," item)* "]"
+                                          item ::= "\"" [^"\\]* "\"" | "{\"k\":" item "}")");
+  ASSERT_TRUE(parsed.ok()) << parsed.message();
+  auto grammar = structured::CompileGrammar(*parsed);
+  ASSERT_TRUE(grammar.ok());
+  for (int max_tokens : {4, 5, 9, 17, 33}) {  // the shortest sentence, [""], is 4 bytes
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      auto s = std::make_shared<Collector>();
+      GenerationRequest r = Greedy(Prompt(8, int(seed)), max_tokens, s);
+      r.ignore_eos = false;
+      r.sampling.temperature = 1.0f;
+      r.sampling.seed = seed;
+      r.constraint = std::make_shared<GrammarConstraint>(vocab, *grammar);
+      ASSERT_TRUE(e->Submit(std::move(r)).ok());
+      ASSERT_TRUE(s->Wait());
+      ASSERT_NE(s->info().reason, FinishReason::kError) << s->info().message;
+      EXPECT_TRUE(structured::Matches(*grammar, s->text()))
+          << "max_tokens " << max_tokens << ": " << s->text() << " tokens "
+          << ::testing::PrintToString(s->tokens()) << " reason " << int(s->info().reason);
+      EXPECT_LE(int(s->tokens().size()), max_tokens);
+    }
+  }
 }
 
 // tool_choice "auto": prose passes freely; once the trigger is out (in one token or split over

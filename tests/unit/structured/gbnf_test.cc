@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,48 @@ TEST(GbnfCorpus, EveryGrammarParsesAndItsExamplesHold) {
     const Example ex = ExamplesOf(name);
     ExpectLanguage(*g, ex.accept, ex.reject, name);
   }
+}
+
+// The shortest completion by breadth-first search over bytes (up to max_depth; -1 beyond, or
+// when the search grows past its bound): an independent check of the matcher's BytesToEnd.
+int ShortestCompletionBySearch(const Matcher& m, int max_depth) {
+  std::vector<Matcher::Position> frontier = {m.position()};
+  std::set<Matcher::Position> seen(frontier.begin(), frontier.end());
+  for (int depth = 0; depth <= max_depth && !frontier.empty(); ++depth) {
+    std::vector<Matcher::Position> next;
+    for (Matcher::Position p : frontier) {
+      if (m.PositionCanEnd(p)) return depth;
+      for (int b = 0; b < 256; ++b) {
+        const Matcher::Position q = m.Step(p, uint8_t(b));
+        if (q != Matcher::kDead && seen.insert(q).second) next.push_back(q);
+      }
+    }
+    if (seen.size() > 20000) return -1;
+    frontier.swap(next);
+  }
+  return -1;
+}
+
+TEST(GbnfCorpus, BytesToEndIsTheShortestCompletion) {
+  constexpr int kDepth = 24;
+  int checked = 0;
+  for (const std::string& name : CorpusNames()) {
+    auto g = CompileGrammar(MustParse(ReadFile(CorpusDir() + "/" + name + ".gbnf")));
+    ASSERT_TRUE(g.ok()) << name;
+    for (const std::string& text : ExamplesOf(name).accept) {
+      Matcher m(*g);
+      for (size_t i = 0; i <= text.size(); i += 1 + text.size() / 16) {
+        Matcher at = m;
+        ASSERT_TRUE(at.Accept(text.substr(0, i))) << name;
+        const int by_search = ShortestCompletionBySearch(at, kDepth);
+        if (by_search < 0) continue;
+        EXPECT_EQ(at.BytesToEnd(), by_search)
+            << name << " after " << nlohmann::json(text.substr(0, i)).dump();
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000);
 }
 
 TEST(GbnfCorpus, ToGbnfThenParseKeepsTheLanguage) {

@@ -145,6 +145,25 @@ TEST(Matcher, LeftRecursionGivesUpInsteadOfHanging) {
   EXPECT_FALSE(m.Accept("y"));
 }
 
+TEST(Matcher, BytesToEndFollowsTheStack) {
+  Matcher m(Compile(Balanced()));  // a^n b^n
+  EXPECT_EQ(m.BytesToEnd(), 0);
+  ASSERT_TRUE(m.Accept("aaa"));
+  EXPECT_EQ(m.BytesToEnd(), 3) << "bbb";
+  ASSERT_TRUE(m.Accept("b"));
+  EXPECT_EQ(m.BytesToEnd(), 2);
+  Matcher greek(Compile(GreekList()));  // a two-byte character at least
+  EXPECT_EQ(greek.BytesToEnd(), 2);
+  ASSERT_TRUE(greek.Accept("\xCE"));
+  EXPECT_EQ(greek.BytesToEnd(), 1);
+  Grammar endless;  // root ::= "x" root: no sentence at all
+  endless.rules = {{"root", {{Lit('x'), Symbol::Ref(0)}}}};
+  Matcher never(Compile(endless));
+  EXPECT_EQ(never.BytesToEnd(), Matcher::kNoBytesToEnd);
+  EXPECT_TRUE(never.CanAccept("xxx"));
+  EXPECT_EQ(never.PositionBytesToEnd(Matcher::kDead), Matcher::kNoBytesToEnd);
+}
+
 TEST(CompileGrammar, RefusesBrokenGrammars) {
   Grammar no_alts;
   no_alts.rules = {{"root", {}}};
@@ -178,6 +197,24 @@ std::vector<std::string> RandomVocab(std::mt19937& rng, int n) {
   return v;
 }
 
+// Under a limit, exactly the accepted tokens that leave at most `limit` bytes to the end, and
+// the most any of them leaves.
+void ExpectBudgetMask(const TokenTrie& trie, const std::vector<std::string>& vocab,
+                      const Matcher& m, int32_t limit) {
+  std::vector<uint64_t> mask;
+  const int32_t most = trie.Allowed(m, &mask, limit);
+  int32_t expected_most = -1;
+  for (int32_t t = 0; t < int32_t(vocab.size()); ++t) {
+    const Matcher::Position p =
+        vocab[size_t(t)].empty() ? Matcher::kDead : m.After(vocab[size_t(t)]);
+    const bool expected = p != Matcher::kDead && m.PositionBytesToEnd(p) <= limit;
+    if (expected) expected_most = std::max(expected_most, m.PositionBytesToEnd(p));
+    ASSERT_EQ(bool((mask[size_t(t) >> 6] >> (t & 63)) & 1), expected)
+        << "token " << t << " under limit " << limit;
+  }
+  EXPECT_EQ(most, expected_most);
+}
+
 TEST(TokenTrie, AllowsExactlyTheTokensTheMatcherAccepts) {
   std::mt19937 rng(7);
   const std::vector<std::string> vocab = RandomVocab(rng, 3000);
@@ -196,6 +233,7 @@ TEST(TokenTrie, AllowsExactlyTheTokensTheMatcherAccepts) {
         if (expected) allowed.push_back(t);
       }
       if (allowed.empty()) break;
+      ExpectBudgetMask(trie, vocab, m, int32_t(rng() % 6));
       ASSERT_TRUE(m.Accept(vocab[size_t(allowed[rng() % allowed.size()])]));
     }
   }
