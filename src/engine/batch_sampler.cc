@@ -39,37 +39,33 @@ std::span<const SampleResult> BatchSampler::Sample(ThreadPool& pool,
       RequestState& r = *sampled[i];
       float* row = &logits[i * size_t(n_vocab_)];
       SuppressedTokens(r, eog_ids_, &scratch.suppress);
-      results_[i] = r.req.constraint ? SampleConstrained(r, row, &scratch)
-                                     : r.sampler->Sample(row, r.seq.tokens, scratch.suppress);
+      results_[i] = r.req.constraint
+                        ? SampleConstrained(*r.sampler, *r.req.constraint, n_vocab_, row,
+                                            r.seq.tokens, &scratch.row, scratch.suppress)
+                        : r.sampler->Sample(row, r.seq.tokens, scratch.suppress);
     }
   });
   return results_;
 }
 
-// Samples, and while the constraint refuses the token, samples again without it (the row is the
-// sampler's scratch, so each try starts from a saved copy). After a few refusals every token the
-// constraint refuses is masked at once. Token -1 when no token is allowed at all.
-SampleResult BatchSampler::SampleConstrained(RequestState& r, float* row,
-                                             ThreadScratch* scratch) const {
-  constexpr int kRetries = 8;
-  const TokenConstraint& c = *r.req.constraint;
-  std::vector<int32_t>& suppress = scratch->suppress;
-  scratch->row.assign(row, row + n_vocab_);
-  SampleResult s = r.sampler->Sample(row, r.seq.tokens, suppress);
-  for (int attempt = 0; s.token >= 0 && !c.Allows(s.token); ++attempt) {
-    if (attempt == kRetries) {
-      c.AppendRefused(n_vocab_, &suppress);
-    } else if (attempt > kRetries) {
-      s.token = -1;
-      break;
-    } else {
-      suppress.push_back(s.token);
+SampleResult SampleConstrained(Sampler& sampler, TokenConstraint& constraint, int n_vocab,
+                               float* row, std::span<const int32_t> context,
+                               std::vector<float>* saved, std::span<const int32_t> suppress) {
+  SampleResult s;
+  if (!constraint.MaskReady()) {
+    saved->assign(row, row + n_vocab);
+    s = sampler.Sample(row, context, suppress);
+    if (s.token >= 0 && constraint.Allows(s.token)) {
+      constraint.Accept(s.token);
+      return s;
     }
-    std::copy(scratch->row.begin(), scratch->row.end(), row);
-    s = r.sampler->Sample(row, r.seq.tokens, suppress);
+    std::copy(saved->begin(), saved->end(), row);
   }
-  if (s.token < 0 || !c.Allows(s.token)) return SampleResult{};  // token -1
-  r.req.constraint->Accept(s.token);
+  constraint.MaskLogits(row, n_vocab);
+  s = sampler.Sample(row, context, suppress);
+  // With every allowed logit -inf (or none allowed) the sampler still returns some id: refused.
+  if (s.token < 0 || !constraint.Allows(s.token)) return SampleResult{};  // token -1
+  constraint.Accept(s.token);
   return s;
 }
 

@@ -1,8 +1,7 @@
 // The "sample" phase of an engine step: one SampleResult per sampled row of a batch, by the route
 // each request needs. Plain-greedy rows come from the lm_head's fused argmax (SuppressedSpans
 // gives it the ids each row may not take); other rows are sampled in parallel over the compute
-// pool; rows under a TokenConstraint are resampled (on the same pool) until the constraint
-// accepts the token (token -1 when it accepts none).
+// pool, rows under a TokenConstraint too (SampleConstrained; token -1 when it allows none).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +12,14 @@
 #include "runtime/thread_pool.h"
 
 namespace brisk {
+
+// One constrained draw: a plain draw if the constraint allows it, else a draw from the row with
+// every refused token masked (masked at once when the constraint has its mask at hand). Accepts
+// the token into the constraint; token -1 when none is allowed. `row` (n_vocab logits) is
+// scratch, `saved` keeps a copy for the second draw, `suppress`: ids the request may not take.
+SampleResult SampleConstrained(Sampler& sampler, TokenConstraint& constraint, int n_vocab,
+                               float* row, std::span<const int32_t> context,
+                               std::vector<float>* saved, std::span<const int32_t> suppress);
 
 class BatchSampler {
  public:
@@ -34,8 +41,6 @@ class BatchSampler {
     std::vector<int32_t> suppress;
     std::vector<float> row;  // a logits row kept for resampling under a constraint
   };
-  SampleResult SampleConstrained(RequestState& r, float* row, ThreadScratch* scratch) const;
-
   const int n_vocab_;
   const std::vector<int32_t> eog_ids_;
   std::vector<SampleResult> results_;

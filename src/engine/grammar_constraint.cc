@@ -1,6 +1,7 @@
 #include "engine/grammar_constraint.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "tokenizer/tokenizer.h"
@@ -71,15 +72,36 @@ const std::vector<uint64_t>& GrammarConstraint::Mask() const {
   return budget_mask_;
 }
 
-void GrammarConstraint::AppendRefused(int n_vocab, std::vector<int32_t>* refused) const {
+size_t GrammarConstraint::memory_bytes() const {
+  size_t bytes = sizeof(*this) + matcher_.memory_bytes() + budget_mask_.capacity() * 8;
+  for (const auto& [position, mask] : masks_) bytes += sizeof(mask) + mask.allowed.capacity() * 8;
+  return bytes;
+}
+
+bool GrammarConstraint::MaskReady() const {
+  auto it = masks_.find(matcher_.position());
+  return it != masks_.end() && it->second.most_bytes_to_end <= BytesToEndLimit();
+}
+
+void GrammarConstraint::MaskLogits(float* logits, int n_vocab) const {
+  constexpr float kRefused = -std::numeric_limits<float>::infinity();
   const Tokenizer& tok = vocab_->tokenizer();
   const std::vector<uint64_t>& mask = Mask();
-  const bool can_end = matcher_.CanEnd();
-  for (int32_t t = 0; t < n_vocab; ++t) {
-    const bool allowed =
-        t < tok.n_vocab() && (tok.IsEog(t) ? can_end : (mask[size_t(t) >> 6] >> (t & 63)) & 1);
-    if (!allowed) refused->push_back(t);
+  // End-of-generation tokens have no bytes (never in the mask): kept when a sentence ends here.
+  const std::vector<int32_t>& eog = tok.eog_ids();
+  eog_logits_.clear();
+  for (int32_t t : eog) eog_logits_.push_back(t < n_vocab ? logits[t] : kRefused);
+  const int n = std::min(n_vocab, tok.n_vocab());
+  for (int base = 0; base < n; base += 64) {
+    const uint64_t word = mask[size_t(base) >> 6];
+    if (word == ~uint64_t{0}) continue;
+    for (int t = base; t < std::min(base + 64, n); ++t)
+      if (!((word >> (t - base)) & 1)) logits[t] = kRefused;
   }
+  std::fill(logits + n, logits + n_vocab, kRefused);  // ids past the tokenizer's vocabulary
+  if (!matcher_.CanEnd()) return;
+  for (size_t i = 0; i < eog.size(); ++i)
+    if (eog[i] < n_vocab) logits[eog[i]] = eog_logits_[i];
 }
 
 TriggeredGrammarConstraint::TriggeredGrammarConstraint(
@@ -119,9 +141,9 @@ void TriggeredGrammarConstraint::Accept(int32_t token) {
   grammar_.AcceptBytes(std::string_view(joined).substr(start));
 }
 
-void TriggeredGrammarConstraint::AppendRefused(int n_vocab, std::vector<int32_t>* refused) const {
-  if (triggered_) return grammar_.AppendRefused(n_vocab, refused);
-  TokenConstraint::AppendRefused(n_vocab, refused);
+void TriggeredGrammarConstraint::MaskLogits(float* logits, int n_vocab) const {
+  if (triggered_) return grammar_.MaskLogits(logits, n_vocab);
+  TokenConstraint::MaskLogits(logits, n_vocab);
 }
 
 }  // namespace brisk

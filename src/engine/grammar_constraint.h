@@ -3,7 +3,7 @@
 // generation when the bytes so far are a whole sentence. Refusal lists for the sampler's
 // fallback come from a walk of the vocabulary trie (structured/token_trie.h), cached per
 // grammar position, so a position the request returns to (inside a free string, between array
-// items) costs a copy.
+// items) costs one pass over the logits.
 //
 // Length budget: with n tokens left, a token is allowed only if the sentence can still be
 // finished in n - 1 more tokens, counted as bytes (each byte is a token of a byte-level
@@ -51,7 +51,8 @@ class GrammarConstraint : public TokenConstraint {
   bool Allows(int32_t token) const override;
   void Accept(int32_t token) override;
   void SetMaxTokens(int max_tokens) override { tokens_left_ = max_tokens; }
-  void AppendRefused(int n_vocab, std::vector<int32_t>* refused) const override;
+  void MaskLogits(float* logits, int n_vocab) const override;
+  bool MaskReady() const override;
 
   // Raw bytes that are one token's (part), for constraints that feed the grammar part of a
   // token (TriggeredGrammarConstraint): allowed as Allows would allow that token.
@@ -60,6 +61,8 @@ class GrammarConstraint : public TokenConstraint {
   // A token was generated that gave the grammar no bytes (text before a trigger).
   void SpendToken() { --tokens_left_; }
   const Tokenizer& tokenizer() const { return vocab_->tokenizer(); }
+  // What this request holds: its matcher's tables and its cached masks.
+  size_t memory_bytes() const;
 
  private:
   struct CachedMask {
@@ -76,6 +79,7 @@ class GrammarConstraint : public TokenConstraint {
   int64_t tokens_left_ = int64_t{1} << 40;  // no budget until SetMaxTokens
   mutable std::unordered_map<structured::Matcher::Position, CachedMask> masks_;
   mutable std::vector<uint64_t> budget_mask_;  // the mask under a binding budget (not cached)
+  mutable std::vector<float> eog_logits_;      // MaskLogits' scratch
 };
 
 // Free text until the output contains `trigger`, then the grammar from the byte after it: for
@@ -90,7 +94,8 @@ class TriggeredGrammarConstraint : public TokenConstraint {
   bool Allows(int32_t token) const override;
   void Accept(int32_t token) override;
   void SetMaxTokens(int max_tokens) override { grammar_.SetMaxTokens(max_tokens); }
-  void AppendRefused(int n_vocab, std::vector<int32_t>* refused) const override;
+  void MaskLogits(float* logits, int n_vocab) const override;
+  bool MaskReady() const override { return triggered_ && grammar_.MaskReady(); }
   bool triggered() const { return triggered_; }
 
  private:

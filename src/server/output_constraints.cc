@@ -43,6 +43,12 @@ Result<structured::Grammar> GrammarFor(const StructuredOutput& spec) {
       options.strict = spec.strict;
       return structured::CompileJsonSchema(spec.schema, options);
     }
+    case Kind::kJsonObject: {
+      // Any object; as the model pleases on layout (bounded whitespace), as OpenAI's mode.
+      structured::JsonSchemaOptions options;
+      options.any_whitespace = true;
+      return structured::CompileJsonSchema(nlohmann::ordered_json{{"type", "object"}}, options);
+    }
     case Kind::kRegex:
       return structured::CompileRegex(spec.text);
     case Kind::kGrammar:
@@ -91,8 +97,6 @@ Result<OutputConstraints::Compiled> OutputConstraints::Compile(
 
 OutputConstraints::MakeResult OutputConstraints::Make(const StructuredOutput& spec) {
   if (spec.kind == Kind::kNone) return std::shared_ptr<TokenConstraint>();
-  if (spec.kind == Kind::kJsonObject)
-    return std::shared_ptr<TokenConstraint>(std::make_shared<JsonObjectConstraint>(tokenizer_));
   Result<Compiled> compiled = Compile(CacheKey(spec), [&] { return GrammarFor(spec); });
   if (!compiled.ok()) {
     return ToApiError(Status::InvalidArgument(spec.field + ": " + compiled.message(), spec.field));

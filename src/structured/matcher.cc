@@ -225,6 +225,18 @@ bool Matcher::Finished() const { return !PositionHasNext(position_); }
 
 bool Matcher::overflowed() const { return family_->overflowed; }
 
+size_t Matcher::memory_bytes() const {
+  const Family& f = *family_;
+  size_t bytes = sizeof(f) + f.frames.capacity() * sizeof(Family::Frame) +
+                 f.frame_ids.size() * (sizeof(uint64_t) + sizeof(int32_t) + 2 * sizeof(void*)) +
+                 f.frame_bytes_to_end.capacity() * sizeof(int32_t) +
+                 f.dense.capacity() * sizeof(f.dense[0]) +
+                 f.sparse.size() * (sizeof(uint64_t) + sizeof(Position) + 2 * sizeof(void*));
+  for (const Family::PositionRec& p : f.positions)
+    bytes += sizeof(p) + p.tops.capacity() * sizeof(int32_t);
+  return bytes;
+}
+
 bool Matcher::CanAccept(std::string_view bytes) const { return After(bytes) != kDead; }
 
 bool Matcher::Accept(std::string_view bytes) {

@@ -56,6 +56,8 @@ class Matcher {
   bool Finished() const;
   // The family gave up (a limit above was reached).
   bool overflowed() const;
+  // Bytes the family's tables hold (stacks, positions, memoised steps).
+  size_t memory_bytes() const;
 
   // The low-level walk (token masks): the current position, the position after one more byte
   // (kDead if none), and whether a position is a whole sentence.

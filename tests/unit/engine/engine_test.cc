@@ -12,6 +12,7 @@
 #include "engine/grammar_constraint.h"
 #include "model/model_tokenizer.h"
 #include "structured/gbnf.h"
+#include "structured/json_schema.h"
 #include "test_paths.h"
 
 namespace brisk {
@@ -437,11 +438,22 @@ TEST_F(EngineTest, StopTokenAndMinTokens) {
     EXPECT_NE(got[i], stop_tok) << i;
 }
 
-// Sampled rows are drawn in parallel on the compute pool and constrained ones afterwards on the
-// engine thread: in batches that mix seeded top-p, top-k and min-p requests, greedy rows on the
-// logits path, min_tokens with a stop id, and a JSON-constrained request, every request produces
-// its solo output.
+// Any JSON object, as response_format json_object asks (structured/json_schema.h).
+std::shared_ptr<const structured::CompiledGrammar> JsonObjectGrammar() {
+  structured::JsonSchemaOptions options;
+  options.any_whitespace = true;
+  auto g = structured::CompileJsonSchema(nlohmann::ordered_json{{"type", "object"}}, options);
+  EXPECT_TRUE(g.ok()) << g.message();
+  auto c = structured::CompileGrammar(*g);
+  EXPECT_TRUE(c.ok()) << c.message();
+  return *c;
+}
+
+// Sampled rows, constrained ones included, are drawn in parallel on the compute pool: in batches
+// that mix seeded top-p, top-k and min-p requests, greedy rows on the logits path, min_tokens
+// with a stop id, and a JSON-constrained request, every request produces its solo output.
 TEST_F(EngineTest, ParallelSamplingMatchesSoloRuns) {
+  const auto vocab = std::make_shared<GrammarVocab>(*tok_);
   const int n = 12;
   auto requests = [&] {  // fresh constraint objects for each run (they keep state)
     std::vector<GenerationRequest> reqs;
@@ -455,7 +467,7 @@ TEST_F(EngineTest, ParallelSamplingMatchesSoloRuns) {
       if (i == 6) r.ignore_eos = false, r.min_tokens = 10, r.stop_token_ids = {5, 17};
       if (i == 9) {
         r.ignore_eos = false;
-        r.constraint = std::make_shared<JsonObjectConstraint>(*tok_);
+        r.constraint = std::make_shared<GrammarConstraint>(vocab, JsonObjectGrammar());
       }
       reqs.push_back(std::move(r));
     }
@@ -496,29 +508,25 @@ TEST_F(EngineTest, SeededSamplingReproduces) {
   EXPECT_NE(outs[0], outs[2]);
 }
 
-// response_format json_object: whatever the (random-weight) model prefers, the output is a valid
-// JSON object prefix at every token, and a JSON object when generation stops by itself.
+// response_format json_object: whatever the (random-weight) model prefers, the output is one JSON
+// object (checked by nlohmann's parser), also when max_tokens cuts it.
 TEST_F(EngineTest, JsonConstraintKeepsOutputValidJson) {
   auto e = MakeEngine(EngineConfig{});
+  const auto vocab = std::make_shared<GrammarVocab>(*tok_);
+  const auto grammar = JsonObjectGrammar();
   for (uint64_t seed : {1u, 2u, 3u}) {
     auto s = std::make_shared<Collector>();
     GenerationRequest r = Greedy(Prompt(12, int(seed)), 48, s);
     r.ignore_eos = false;
     r.sampling.temperature = 1.0f;
     r.sampling.seed = seed;
-    r.constraint = std::make_shared<JsonObjectConstraint>(*tok_);
+    r.constraint = std::make_shared<GrammarConstraint>(vocab, grammar);
     ASSERT_TRUE(e->Submit(std::move(r)).ok());
     ASSERT_TRUE(s->Wait());
-    const FinishInfo f = s->info();
-    ASSERT_NE(f.reason, FinishReason::kError) << f.message;
+    ASSERT_NE(s->info().reason, FinishReason::kError) << s->info().message;
     const std::string text = s->text();
-    ASSERT_FALSE(text.empty());
-    EXPECT_EQ(text[text.find_first_not_of(" \t\r\n")], '{') << text;
-    JsonPrefixChecker check;
-    EXPECT_TRUE(check.Feed(text)) << text;
-    if (f.reason == FinishReason::kStop) {
-      EXPECT_TRUE(check.complete()) << text;
-    }
+    const auto value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    EXPECT_TRUE(value.is_object()) << text;
   }
 }
 
@@ -633,12 +641,41 @@ TEST_F(EngineTest, TriggeredGrammarIsFreeUntilTheTrigger) {
       c.Accept(t);
     }
     EXPECT_TRUE(c.Allows(eog_id));
-    std::vector<int32_t> refused;
-    c.AppendRefused(tok_->n_vocab(), &refused);
-    const std::set<int32_t> refused_set(refused.begin(), refused.end());
-    for (int32_t t : tokens("!")) EXPECT_FALSE(refused_set.count(t));
-    EXPECT_FALSE(refused_set.count(eog_id));
-    EXPECT_TRUE(refused_set.count(tokens("a")[0]));
+    std::vector<float> logits(size_t(tok_->n_vocab()), 0.0f);
+    c.MaskLogits(logits.data(), tok_->n_vocab());
+    for (int32_t t : tokens("!")) EXPECT_EQ(logits[size_t(t)], 0.0f);
+    EXPECT_EQ(logits[size_t(eog_id)], 0.0f);
+    EXPECT_EQ(logits[size_t(tokens("a")[0])], -INFINITY);
+  }
+}
+
+// The mask the sampler draws from refuses exactly what Allows refuses — end of generation, ids
+// past the tokenizer's vocabulary and a binding length budget included — and is cached per
+// position (MaskReady) only while the budget leaves it unchanged.
+TEST_F(EngineTest, GrammarMaskAgreesWithAllows) {
+  const auto vocab = std::make_shared<GrammarVocab>(*tok_);
+  const int n_vocab = tok_->n_vocab() + 3;  // a model's padded vocabulary
+  for (int max_tokens : {1000, 12}) {
+    GrammarConstraint c(vocab, JsonObjectGrammar());
+    c.SetMaxTokens(max_tokens);
+    const std::string text = R"({"ab": [1, "x y"], "c": {}})";
+    int step = 0;
+    auto expect_mask_is_allows = [&] {
+      std::vector<float> logits(size_t(n_vocab), 1.0f);
+      c.MaskLogits(logits.data(), n_vocab);
+      for (int32_t u = 0; u < n_vocab; ++u)
+        ASSERT_EQ(logits[size_t(u)] == 1.0f, c.Allows(u))
+            << "token " << u << " at step " << step << ", max_tokens " << max_tokens;
+      if (max_tokens == 1000) EXPECT_TRUE(c.MaskReady()) << "cached at step " << step;
+    };
+    for (int32_t t : tok_->Encode(text, false)) {
+      expect_mask_is_allows();
+      if (!c.Allows(t)) break;  // the tight budget refuses the rest of the text
+      c.Accept(t);
+      ++step;
+    }
+    expect_mask_is_allows();  // at the end: only end of generation (or the budget's way out)
+    EXPECT_GT(step, 3);
   }
 }
 
