@@ -1,6 +1,7 @@
 #include "engine/grammar_constraint.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <string>
 
@@ -8,6 +9,16 @@
 
 namespace brisk {
 namespace {
+
+// Per mask byte: what to add to its 8 logits (0 where the bit allows, -inf where it refuses).
+constexpr auto kByteMaskAddends = [] {
+  std::array<std::array<float, 8>, 256> table{};
+  for (int byte = 0; byte < 256; ++byte)
+    for (int j = 0; j < 8; ++j)
+      table[size_t(byte)][size_t(j)] =
+          (byte >> j) & 1 ? 0.0f : -std::numeric_limits<float>::infinity();
+  return table;
+}();
 
 std::vector<std::string> GrammarTokenBytes(const Tokenizer& tokenizer) {
   std::vector<std::string> bytes(size_t(tokenizer.n_vocab()));
@@ -92,12 +103,24 @@ void GrammarConstraint::MaskLogits(float* logits, int n_vocab) const {
   eog_logits_.clear();
   for (int32_t t : eog) eog_logits_.push_back(t < n_vocab ? logits[t] : kRefused);
   const int n = std::min(n_vocab, tok.n_vocab());
-  for (int base = 0; base < n; base += 64) {
+  const int whole = n & ~63;
+  for (int base = 0; base < whole; base += 64) {
     const uint64_t word = mask[size_t(base) >> 6];
     if (word == ~uint64_t{0}) continue;
-    for (int t = base; t < std::min(base + 64, n); ++t)
-      if (!((word >> (t - base)) & 1)) logits[t] = kRefused;
+    if (word == 0) {  // most words at a narrow position: a plain fill
+      std::fill(logits + base, logits + base + 64, kRefused);
+      continue;
+    }
+    // Adding 0 keeps an allowed logit exactly; adding -inf refuses (a +inf logit would become
+    // NaN, which the sampler counts as -inf too). Eight lanes per mask byte: vectorises.
+    for (int b = 0; b < 8; ++b) {
+      const std::array<float, 8>& add = kByteMaskAddends[(word >> (8 * b)) & 0xFF];
+      float* row = logits + base + 8 * b;
+      for (int j = 0; j < 8; ++j) row[j] += add[size_t(j)];
+    }
   }
+  for (int t = whole; t < n; ++t)
+    if (!((mask[size_t(t) >> 6] >> (t & 63)) & 1)) logits[t] = kRefused;
   std::fill(logits + n, logits + n_vocab, kRefused);  // ids past the tokenizer's vocabulary
   if (!matcher_.CanEnd()) return;
   for (size_t i = 0; i < eog.size(); ++i)

@@ -1,7 +1,7 @@
 // What structured outputs cost a running server, end to end (a benchmark, not a test): TPOT of
 // requests constrained by the schemas of tests/data/structured/schemas (a different schema per
-// request, so compiles and cold mask caches are included) against the same requests without a
-// constraint, at one concurrency level, in alternating rounds so both see the same machine.
+// request) against requests of the same lengths without a constraint, at one concurrency level,
+// in alternating rounds so both see the same machine.
 // TPOT is each request's own, from the server's llama-server `timings` (decode time / (n - 1)).
 //
 //   node tests/bench/structured_tpot.mjs --brisk build/src/brisk --model synth.gguf \
@@ -40,9 +40,12 @@ async function complete(url, body) {
   return j;
 }
 
-// One round: `requests` requests, `concurrency` in flight; per-request TPOT (ms) and tokens.
-async function round(url, o, constrained, offset) {
+// One round: `requests` requests, `concurrency` in flight; per-request TPOT (ms), lengths and
+// tokens. Plain request i is as long as constrained request i was (`lengths`, ignore_eos), so both
+// kinds see the same mix of prefills and decodes per step.
+async function round(url, o, constrained, lengths) {
   const tpot = [];
+  const out = [];
   let tokens = 0;
   let next = 0;
   const worker = async () => {
@@ -54,30 +57,33 @@ async function round(url, o, constrained, offset) {
       };
       if (constrained) {
         body.response_format = { type: 'json_schema', json_schema: {
-          name: 'out', schema: schemas[(offset + i) % schemas.length] } };
+          name: 'out', schema: schemas[i % schemas.length] } };
       } else {
-        body.ignore_eos = true;  // as long as the constrained answers can be
+        body.max_tokens = lengths?.[i] ?? o.maxTokens;
+        body.ignore_eos = true;
       }
       const j = await complete(url, body);
       // predicted_ms runs from the first token to the last: n - 1 intervals.
       const n = j.timings.predicted_n;
       if (n > 1) tpot.push(j.timings.predicted_ms / (n - 1));
       tokens += j.usage.completion_tokens;
+      out[i] = j.usage.completion_tokens;
     }
   };
   await Promise.all(Array.from({ length: o.concurrency }, worker));
-  return { tpot, tokens };
+  return { tpot, tokens, lengths: out };
 }
 
 const o = parseOptions(process.argv.slice(2));
 const server = await startServer({ brisk: o.brisk, model: o.model,
                                    args: ['--max-num-seqs', String(o.concurrency)] });
 try {
-  await round(server.url, { ...o, requests: o.concurrency }, false, 0);  // warm-up
+  // Warm-up, and the constrained answers' lengths (seeded: the same in every round).
+  const { lengths } = await round(server.url, o, true);
   const all = { plain: [], constrained: [] };
   for (let r = 0; r < o.rounds; ++r) {
     for (const constrained of r % 2 ? [true, false] : [false, true]) {
-      const res = await round(server.url, o, constrained, r * o.requests);
+      const res = await round(server.url, o, constrained, lengths);
       const key = constrained ? 'constrained' : 'plain';
       all[key].push(...res.tpot);
       console.log(`round ${r + 1} ${key.padEnd(11)} TPOT median ${median(res.tpot).toFixed(2)} ms` +

@@ -23,10 +23,10 @@ import { matchesGbnf, parseGbnf } from './lib/gbnf_recognizer.mjs';
 const opts = parseArgs();
 const dataDir = new URL('../data/structured/', import.meta.url);
 const kSeeds = [1, 2, 3, 4, 5];
-const kInFlight = 8;
+const kInFlight = 16;
 // Enough for every corpus schema's shortest answer; the server finishes any constrained answer
 // within max_tokens (it plans the closing bytes), so a cut answer still validates.
-const kMaxTokens = 384;
+const kMaxTokens = 256;
 let server;
 let client;
 let modelId;
