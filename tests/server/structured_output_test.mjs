@@ -171,13 +171,18 @@ describe('json_schema', () => {
     assert.equal((await client.models.list()).data[0].id, modelId, 'still serving');
   });
 
-  test('json_object answers are JSON objects', async () => {
+  test('json_object answers are JSON objects; with llama.cpp\'s schema they validate', async () => {
     for (const how of ['chat', 'chat-stream', 'completions']) {
       const { text, finish } = await generate(how, { response_format: { type: 'json_object' } }, 3);
       assertFinished(finish, how);
       const value = JSON.parse(text);
       assert.ok(value && typeof value === 'object' && !Array.isArray(value), `${how}: ${text}`);
     }
+    const schema = { type: 'object', properties: { n: { type: 'integer', minimum: 3 } },
+                     required: ['n'], additionalProperties: false };
+    const validate = newValidators()(schema);
+    const { text } = await generate('chat', { response_format: { type: 'json_object', schema } }, 4);
+    assert.ok(validate(JSON.parse(text)), text);
   });
 });
 
