@@ -94,6 +94,17 @@ std::optional<ApiError> ToolUseCall(const Json& b, const std::string& at, Json* 
   return std::nullopt;
 }
 
+// A text block's text, joined to the text before it with "\n" (several blocks make one message).
+std::optional<ApiError> AppendTextBlock(const Json& block, const std::string& at, std::string* text,
+                                        bool* has_text) {
+  std::string piece;
+  if (auto e = Fields(block, at).String("text", &piece, true)) return e;
+  if (*has_text) *text += '\n';
+  *text += piece;
+  *has_text = true;
+  return std::nullopt;
+}
+
 // A user turn's blocks, in their order: each tool_result becomes a tool message, each run of text
 // blocks one user message.
 std::optional<ApiError> UserBlocks(const Json& blocks, const std::string& at, Json* out) {
@@ -106,13 +117,10 @@ std::optional<ApiError> UserBlocks(const Json& blocks, const std::string& at, Js
   };
   for (size_t i = 0; i < blocks.size(); ++i) {
     const std::string b_at = At(at, i);
-    std::string type, piece;
+    std::string type;
     if (auto e = BlockType(blocks[i], b_at, &type)) return e;
     if (type == "text") {
-      if (auto e = Fields(blocks[i], b_at).String("text", &piece, true)) return e;
-      if (has_text) text += '\n';
-      text += piece;
-      has_text = true;
+      if (auto e = AppendTextBlock(blocks[i], b_at, &text, &has_text)) return e;
     } else if (type == "tool_result") {
       Json tool;
       if (auto e = ToolResultMessage(blocks[i], b_at, &tool)) return e;
@@ -136,13 +144,10 @@ std::optional<ApiError> AssistantBlocks(const Json& blocks, const std::string& a
   bool has_text = false;
   for (size_t i = 0; i < blocks.size(); ++i) {
     const std::string b_at = At(at, i);
-    std::string type, piece;
+    std::string type;
     if (auto e = BlockType(blocks[i], b_at, &type)) return e;
     if (type == "text") {
-      if (auto e = Fields(blocks[i], b_at).String("text", &piece, true)) return e;
-      if (has_text) text += '\n';
-      text += piece;
-      has_text = true;
+      if (auto e = AppendTextBlock(blocks[i], b_at, &text, &has_text)) return e;
     } else if (type == "tool_use") {
       Json call;
       if (auto e = ToolUseCall(blocks[i], b_at, &call)) return e;

@@ -13,6 +13,7 @@
 #include <variant>
 
 #include "server/chat_prompt.h"
+#include "server_test_util.h"
 #include "test_paths.h"
 
 namespace brisk::server {
@@ -20,16 +21,8 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-RequestLimits Limits() {
-  RequestLimits l;
-  l.max_model_len = 4096;
-  l.n_vocab = 1000;
-  l.model_id = "qwen2.5-0.5b";
-  l.default_max_tokens = 300;
-  return l;
-}
-
-const char* kUser = R"("messages": [{"role": "user", "content": "hi"}])";
+using testutil::kUser;
+using testutil::Limits;
 
 // A body with the user message, max_tokens 64 and `fields` (a JSON members fragment).
 std::string Body(const std::string& fields) {
@@ -413,24 +406,9 @@ TEST(AnthropicRequestTest, MutatedBodiesNeverThrow) {
       "tool_choice": {"type": "tool", "name": "now"}, "metadata": {"user_id": "u"}, )");
   ASSERT_TRUE(std::holds_alternative<OpenAiRequest>(ParseAnthropicRequest(base, Limits())));
   std::mt19937_64 rng(5);
-  const std::string alphabet = "{}[]\",:0123456789.-eE truefalsn\\\x80\xff";
   int ok = 0, errors = 0;
   for (int iter = 0; iter < 1500; ++iter) {
-    std::string body = base;
-    for (int k = 0, edits = 1 + int(rng() % 4); k < edits; ++k) {
-      const size_t at = rng() % body.size();
-      switch (rng() % 3) {
-        case 0:
-          body[at] = alphabet[rng() % alphabet.size()];
-          break;
-        case 1:
-          body.erase(at, 1 + rng() % 8);
-          break;
-        default:
-          body.insert(at, body.substr(rng() % body.size(), 1 + rng() % 12));
-      }
-      if (body.empty()) body = "{";
-    }
+    const std::string body = testutil::MutatedJson(base, rng);
     std::variant<OpenAiRequest, ApiError> r;
     ASSERT_NO_THROW(r = ParseAnthropicRequest(body, Limits())) << body;
     if (auto* e = std::get_if<ApiError>(&r)) {

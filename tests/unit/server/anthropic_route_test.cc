@@ -10,31 +10,14 @@
 #include <vector>
 
 #include "server/api_server.h"
+#include "server_test_util.h"
 
 namespace brisk::server {
 namespace {
 
 using Json = nlohmann::json;
 
-// Records the one response a route gives.
-class FakeExchange : public HttpExchange {
- public:
-  void Respond(HttpResponse response) override {
-    ++responses;
-    last = std::move(response);
-  }
-  void StartStream(int, std::string, std::vector<std::pair<std::string, std::string>>) override {
-    ADD_FAILURE() << "no stream expected without a model";
-  }
-  void Write(std::string) override {}
-  void EndStream() override {}
-  void OnDisconnect(std::function<void()>) override {}
-  bool disconnected() const override { return false; }
-  size_t queued_bytes() const override { return 0; }
-
-  int responses = 0;
-  HttpResponse last;
-};
+using testutil::FakeExchange;
 
 HttpResponse Send(const std::string& method, const std::string& path,
                   std::vector<std::pair<std::string, std::string>> headers,

@@ -15,6 +15,7 @@
 #include "server/api_server.h"
 #include "server/bench_page.h"
 #include "server/static_assets.h"
+#include "server_test_util.h"
 
 namespace brisk::server {
 namespace {
@@ -24,25 +25,7 @@ namespace fs = std::filesystem;
 const char kCsp[] =
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'";
 
-// Records the one response a route gives.
-class FakeExchange : public HttpExchange {
- public:
-  void Respond(HttpResponse response) override {
-    ++responses;
-    last = std::move(response);
-  }
-  void StartStream(int, std::string, std::vector<std::pair<std::string, std::string>>) override {
-    ADD_FAILURE() << "a bench route must not stream";
-  }
-  void Write(std::string) override {}
-  void EndStream() override {}
-  void OnDisconnect(std::function<void()>) override {}
-  bool disconnected() const override { return false; }
-  size_t queued_bytes() const override { return 0; }
-
-  int responses = 0;
-  HttpResponse last;
-};
+using testutil::FakeExchange;
 
 const std::string* HeaderOf(const HttpResponse& r, const std::string& name) {
   for (const auto& [k, v] : r.headers)

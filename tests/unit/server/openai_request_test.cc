@@ -9,19 +9,13 @@
 #include <string>
 #include <variant>
 
+#include "server_test_util.h"
+
 namespace brisk::server {
 namespace {
 
-RequestLimits Limits() {
-  RequestLimits l;
-  l.max_model_len = 4096;
-  l.n_vocab = 1000;
-  l.model_id = "qwen2.5-0.5b";
-  l.default_max_tokens = 300;
-  return l;
-}
-
-const char* kUser = R"("messages": [{"role": "user", "content": "hi"}])";
+using testutil::kUser;
+using testutil::Limits;
 
 // A chat body: the user message plus `fields` (a JSON members fragment, may be empty).
 std::string Chat(const std::string& fields) {
@@ -554,25 +548,9 @@ TEST(OpenAiRequestTest, MutatedBodiesNeverThrow) {
   ASSERT_TRUE(std::holds_alternative<OpenAiRequest>(ParseChatRequest(base, Limits())));
   ASSERT_TRUE(std::holds_alternative<OpenAiRequest>(ParseCompletionRequest(base, Limits())));
   std::mt19937_64 rng(11);
-  const std::string alphabet = "{}[]\",:0123456789.-eE truefalsn\\\x80\xff";
   int ok = 0, errors = 0;
   for (int iter = 0; iter < 1500; ++iter) {
-    std::string body = base;
-    const int edits = 1 + int(rng() % 4);
-    for (int k = 0; k < edits; ++k) {
-      const size_t at = rng() % body.size();
-      switch (rng() % 3) {
-        case 0:
-          body[at] = alphabet[rng() % alphabet.size()];
-          break;
-        case 1:
-          body.erase(at, 1 + rng() % 8);
-          break;
-        default:
-          body.insert(at, body.substr(rng() % body.size(), 1 + rng() % 12));
-      }
-      if (body.empty()) body = "{";
-    }
+    const std::string body = testutil::MutatedJson(base, rng);
     for (const bool chat : {true, false}) {
       std::variant<OpenAiRequest, ApiError> r;
       ASSERT_NO_THROW(r = chat ? ParseChatRequest(body, Limits())
