@@ -41,9 +41,10 @@ struct ServeOptions {
   std::string api_key, api_key_file;
   std::string config;
   std::string request_log;
-  std::string bench_dir;  // "" = BriskHome()/bench, where `brisk bench` writes by default
+  std::string bench_dir;        // "" = BriskHome()/bench, where `brisk bench` writes by default
+  std::string allowed_origins;  // "" = no CORS
   EngineOptions engine;
-  int default_max_tokens = 256;
+  int default_max_tokens = 0;  // 0: the rest of the context
   int stream_interval = 1;
   double max_body_mib = 8;
   double header_timeout_s = 10, body_timeout_s = 30, write_timeout_s = 30;
@@ -126,6 +127,7 @@ Result<ServePlan> PlanServe(ServeOptions& o) {
   ServePlan p;
   BRISK_ASSIGN_OR_RETURN(p.engine, o.engine.Resolve());
   BRISK_ASSIGN_OR_RETURN(p.server.api_key, ReadApiKey(o));
+  BRISK_ASSIGN_OR_RETURN(p.server.cors, server::ParseAllowedOrigins(o.allowed_origins));
   BRISK_ASSIGN_OR_RETURN(p.model_path, ResolveModelPath(o.model));
   p.server.model_id =
       o.served_model_name.empty() ? ModelIdFromPath(p.model_path) : o.served_model_name;
@@ -321,6 +323,9 @@ CommandFn AddServeCommand(CLI::App& app) {
                   "the model name clients use (default: the file name)");
   cmd->add_option("--api-key", o->api_key, "require Authorization: Bearer KEY");
   cmd->add_option("--api-key-file", o->api_key_file, "read the API key from the file's first line");
+  cmd->add_option("--allowed-origins", o->allowed_origins,
+                  "CORS: origins whose web pages may call the API, comma-separated "
+                  "(https://app.example.com), or * for any (default: none)");
   cmd->add_option("--config", o->config,
                   "batch settings file (JSON, from `brisk tune`); reloaded on SIGHUP/SIGUSR1");
   cmd->add_option("--request-log", o->request_log, "append one JSON line per finished request");
@@ -328,8 +333,9 @@ CommandFn AddServeCommand(CLI::App& app) {
                   "`brisk bench` output folder whose latest/ report GET /bench shows "
                   "(default: $BRISK_HOME/bench, i.e. ~/.cache/brisk/bench)");
   cmd->add_option("--default-max-tokens", o->default_max_tokens,
-                  "max_tokens when a request gives none")
-      ->check(CLI::Range(1, 1 << 20))
+                  "max_tokens when a request gives none, cut to the room its prompt leaves "
+                  "(0: the rest of the context, as vLLM)")
+      ->check(CLI::Range(0, 1 << 20))
       ->capture_default_str();
   cmd->add_option("--stream-interval", o->stream_interval,
                   "tokens coalesced into one SSE event at most (1: every token)")

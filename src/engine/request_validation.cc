@@ -63,4 +63,17 @@ int FitMaxTokens(int64_t prompt_tokens, int max_tokens, int max_model_len) {
   return int(max_model_len - prompt_tokens);
 }
 
+Status CheckMaxTokensFit(int64_t prompt_tokens, int max_tokens, int max_model_len,
+                         std::string_view field) {
+  if (prompt_tokens + max_tokens <= max_model_len) return Status::Ok();
+  const std::string name(field);
+  return Status::OutOfRange("'" + name + "' is too large: " + std::to_string(max_tokens) +
+                                ". This model's maximum context length is " +
+                                std::to_string(max_model_len) + " tokens and your request has " +
+                                std::to_string(prompt_tokens) + " input tokens (" +
+                                std::to_string(max_tokens) + " > " + std::to_string(max_model_len) +
+                                " - " + std::to_string(prompt_tokens) + ").",
+                            name);
+}
+
 }  // namespace brisk

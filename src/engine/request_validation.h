@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "engine/param_range.h"
 #include "engine/request.h"
@@ -47,5 +48,10 @@ Status ValidateGenerationRequest(const GenerationRequest& r, const EngineRequest
 Status CheckPromptFits(int64_t prompt_tokens, int max_tokens, int max_model_len);
 // max_tokens cut to the room a fitting prompt leaves in max_model_len.
 int FitMaxTokens(int64_t prompt_tokens, int max_tokens, int max_model_len);
+// The API servers' stricter rule for a max_tokens the client gave (OpenAI and vLLM refuse, not
+// clamp): prompt + max_tokens must fit in max_model_len, else out_of_range naming `field` (the
+// client's name for it, max_tokens or max_completion_tokens) in vLLM's wording, both numbers given.
+Status CheckMaxTokensFit(int64_t prompt_tokens, int max_tokens, int max_model_len,
+                         std::string_view field = "max_tokens");
 
 }  // namespace brisk

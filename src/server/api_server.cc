@@ -1,6 +1,8 @@
 #include "server/api_server.h"
 
+#include <charconv>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string_view>
 
 #include "server/bench_page.h"
@@ -28,6 +30,28 @@ std::optional<Json> ParseObject(const std::string& body, HttpResponse* error) {
     return std::nullopt;
   }
   return j;
+}
+
+// The id of GET /v1/models/{id} (or /models/{id}), percent-decoded since SDKs encode it (an id
+// may hold a '/'); nullopt for other paths. A bad escape is kept as it is: no id will match it.
+std::optional<std::string> ModelIdInPath(std::string_view p) {
+  for (std::string_view prefix : {"/v1/models/", "/models/"}) {
+    if (!p.starts_with(prefix) || p.size() == prefix.size()) continue;
+    std::string id;
+    for (size_t i = prefix.size(); i < p.size(); ++i) {
+      unsigned value = 0;
+      const char* hex = p.data() + i + 1;
+      if (p[i] == '%' && i + 2 < p.size() &&
+          std::from_chars(hex, hex + 2, value, 16).ptr == hex + 2) {
+        id += char(value);
+        i += 2;
+      } else {
+        id += p[i];
+      }
+    }
+    return id;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -89,6 +113,13 @@ ApiServer::ModelRoute ApiServer::ModelRouteOf(const std::string& p) {
 }
 
 void ApiServer::Handle(HttpRequest&& r, std::shared_ptr<HttpExchange> ex) {
+  // CORS before anything: browsers send a preflight without the key, and every answer to an
+  // allowed origin (errors and streams too) must carry the header for the page to read it.
+  if (options_.cors.enabled()) {
+    if (IsPreflight(r)) return ex->Respond(PreflightResponse(options_.cors, r));
+    std::string allow = AllowOriginFor(options_.cors, r.Header("origin"));
+    if (!allow.empty()) ex = WithCorsHeaders(std::move(ex), std::move(allow));
+  }
   const std::string& p = r.path;
   const bool get = r.method == "GET" || r.method == "HEAD";
   const bool post = r.method == "POST";
@@ -110,6 +141,7 @@ void ApiServer::Handle(HttpRequest&& r, std::shared_ptr<HttpExchange> ex) {
   }
   if (p == "/metrics" && get) return ex->Respond(Metrics());
   if ((p == "/v1/models" || p == "/models") && get) return ex->Respond(Models());
+  if (auto id = ModelIdInPath(p); id && get) return ex->Respond(Model(*id));
   if (p == "/props" && get) return ex->Respond(Props());
   if (p == "/admin/config" && (get || r.method == "PATCH" || post))
     return ex->Respond(AdminConfig(r));
@@ -160,6 +192,16 @@ HttpResponse ApiServer::Models() const {
                                       loaded ? model_.engine->config().max_model_len : 0));
 }
 
+HttpResponse ApiServer::Model(const std::string& id) const {
+  if (id != options_.model_id) {
+    return ErrorResponse(ToApiError(
+        Status::NotFound("The model `" + id + "` does not exist.", "model"), "model_not_found"));
+  }
+  const bool loaded = loaded_.load();
+  return JsonResponse(200, ModelObject(options_.model_id, loaded ? model_.created : 0, "brisk",
+                                       loaded ? model_.engine->config().max_model_len : 0));
+}
+
 HttpResponse ApiServer::Props() const {
   Json j = {{"model", options_.model_id}, {"version", BRISK_VERSION}, {"loaded", loaded_.load()}};
   if (loaded_.load()) {
@@ -167,7 +209,9 @@ HttpResponse ApiServer::Props() const {
     const EngineStats s = model_.engine->Stats();
     j["synthetic"] = model_.synthetic;
     j["max_model_len"] = c.max_model_len;
-    j["default_max_tokens"] = options_.default_max_tokens;
+    // null: a request without max_tokens may run to the end of the context.
+    j["default_max_tokens"] =
+        options_.default_max_tokens > 0 ? Json(options_.default_max_tokens) : Json(nullptr);
     j["stream_interval"] = options_.stream_interval;
     j["kv"] = {{"type", c.kv_type == KvType::kF16 ? "f16" : "f32"},
                {"block_size", c.kv_block_size},
@@ -190,8 +234,14 @@ HttpResponse ApiServer::Tokenize(const HttpRequest& r) const {
   auto j = ParseObject(r.body, &err);
   if (!j) return err;
   auto it = j->find("content");
-  if (it == j->end() || !it->is_string())
-    return ErrorResponse(BadRequest("\"content\" must be a string", "content"));
+  if (it == j->end()) {  // vLLM's shapes
+    if (j->contains("messages")) return VllmTokenize(*this, model_, r, /*chat=*/true);
+    if (j->contains("prompt")) return VllmTokenize(*this, model_, r, /*chat=*/false);
+  }
+  if (it == j->end() || !it->is_string()) {
+    return ErrorResponse(BadRequest(
+        "\"content\" must be a string (or give vLLM's \"prompt\" or \"messages\")", "content"));
+  }
   const bool special = j->value("add_special", false) || j->value("parse_special", true);
   const std::string& text = it->get_ref<const std::string&>();
   const std::vector<int32_t> ids = model_.tokenizer->Encode(text, special);

@@ -1,9 +1,9 @@
 // The routes of `brisk serve` (DESIGN §6): authentication, the loading and draining states, and
 // the small endpoints (health, models, props, tokenize, detokenize, metrics, admin config, the
-// static web UI, the bench report of bench_page.h). Generation routes (OpenAI's and Anthropic's
-// /v1/messages with its count_tokens) are in generation_route.h.
-// One ApiServer serves every HTTP thread; the handler never blocks: generation work goes to the
-// engine and comes back through request sinks.
+// static web UI, the bench report of bench_page.h), and CORS (cors.h). Generation routes (OpenAI's
+// and Anthropic's /v1/messages with its count_tokens) are in generation_route.h. One ApiServer
+// serves every HTTP thread; the handler never blocks: generation work goes to the engine and comes
+// back through request sinks.
 #pragma once
 
 #include <atomic>
@@ -16,6 +16,7 @@
 
 #include "engine/engine.h"
 #include "server/api_error.h"
+#include "server/cors.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
 #include "server/request_log.h"
@@ -27,11 +28,12 @@ namespace brisk::server {
 struct ServerOptions {
   std::string model_id = "brisk";  // the name clients use in "model"
   std::string api_key;             // "" = no authentication
-  int default_max_tokens = 256;
-  int stream_interval = 1;    // max tokens coalesced into one SSE event (1 = every token)
-  double retry_after_s = 1;   // Retry-After of a 429
-  bool log_requests = false;  // one line per finished request on stderr (--log-level debug)
-  std::string bench_dir;      // `brisk bench` output folder for GET /bench ("" = none)
+  int default_max_tokens = 0;      // cap of a request without max_tokens; 0 = the context's end
+  int stream_interval = 1;         // max tokens coalesced into one SSE event (1 = every token)
+  double retry_after_s = 1;        // Retry-After of a 429
+  bool log_requests = false;       // one line per finished request on stderr (--log-level debug)
+  std::string bench_dir;           // `brisk bench` output folder for GET /bench ("" = none)
+  CorsPolicy cors;                 // --allowed-origins; off by default
 };
 
 // What exists once the model is loaded (the server answers 503 before).
@@ -93,6 +95,7 @@ class ApiServer {
   bool Authorized(const HttpRequest& r) const;
   HttpResponse Health() const;
   HttpResponse Models() const;
+  HttpResponse Model(const std::string& id) const;  // GET /v1/models/{id}
   HttpResponse Props() const;
   HttpResponse Tokenize(const HttpRequest& r) const;
   HttpResponse Detokenize(const HttpRequest& r) const;

@@ -1,6 +1,7 @@
 #include "server/chat_prompt.h"
 
 #include <set>
+#include <string_view>
 #include <utility>
 
 namespace brisk::server {
@@ -144,6 +145,33 @@ std::optional<ApiError> ParseMessage(const Json& m, const std::string& at, Json*
   return std::nullopt;
 }
 
+// Python's str.strip / lstrip (ASCII whitespace), as HF's continue_final_message uses them.
+constexpr const char* kSpace = " \t\n\r\f\v";
+std::string_view LStrip(std::string_view s) {
+  const size_t b = s.find_first_not_of(kSpace);
+  return b == std::string_view::npos ? std::string_view() : s.substr(b);
+}
+std::string_view Strip(std::string_view s) {
+  s = LStrip(s);
+  return s.substr(0, s.find_last_not_of(kSpace) + 1);
+}
+
+// continue_final_message, as HF's apply_chat_template does it: the rendered chat cut right after
+// the final message's text, so whatever the template closes the message with (end of turn) is gone
+// and the model goes on with the text. Its trailing whitespace stays only if the template kept it.
+Result<std::string> OpenFinalMessage(const std::string& rendered, std::string_view final_text) {
+  const std::string_view stripped = Strip(final_text), lstripped = LStrip(final_text);
+  const size_t at = stripped.empty() ? std::string::npos : rendered.rfind(stripped);
+  if (at == std::string::npos) {
+    return Status::InvalidArgument(
+        "the chat template does not render the final message's text as sent, so it cannot be "
+        "continued",
+        "continue_final_message");
+  }
+  const bool kept = rendered.compare(at, lstripped.size(), lstripped) == 0;
+  return rendered.substr(0, at + (kept ? lstripped.size() : stripped.size()));
+}
+
 }  // namespace
 
 std::optional<ApiError> ParseMessages(const Json& messages, size_t max_messages, Json* out) {
@@ -267,8 +295,10 @@ Result<std::string> RenderChatPrompt(const jinja::ChatTemplate& tmpl, const Open
       }
     }
   }
-  return jinja::RenderChat(tmpl, messages, tools, /*add_generation_prompt=*/true,
-                           r.chat_template_kwargs);
+  auto text =
+      jinja::RenderChat(tmpl, messages, tools, r.add_generation_prompt, r.chat_template_kwargs);
+  if (!text.ok() || !r.continue_final_message) return text;
+  return OpenFinalMessage(*text, messages.back().value("content", ""));
 }
 
 }  // namespace brisk::server

@@ -35,8 +35,10 @@ std::optional<ApiError> ParseTools(const nlohmann::ordered_json* tools,
 
 // The prompt text for a chat request: messages (assistant tool calls' `function.arguments` JSON
 // strings become objects, as HF templates expect), tools (none for tool_choice "none"; only the
-// named one for a named tool_choice), add_generation_prompt = true, chat_template_kwargs as extra
-// variables. Errors: the template's own (raise_exception, limits).
+// named one for a named tool_choice), the request's add_generation_prompt, chat_template_kwargs as
+// extra variables; with continue_final_message the text ends right after the final message's
+// text, as HF does it. Errors: the template's own (raise_exception, limits); a template that does
+// not render the final text as sent cannot continue it (field continue_final_message).
 Result<std::string> RenderChatPrompt(const jinja::ChatTemplate& tmpl, const OpenAiRequest& request);
 
 }  // namespace brisk::server

@@ -81,7 +81,10 @@ std::variant<Prompt, ApiError> BuildPrompt(const LoadedModel& model, bool chat,
       return BadRequest("the model has no chat template; use /v1/completions", "messages",
                         "no_chat_template");
     auto text = RenderChatPrompt(*model.chat_template, req);
-    if (!text.ok()) return BadRequest("chat template: " + text.message(), "messages");
+    if (!text.ok()) {
+      const std::string& field = text.field();
+      return BadRequest("chat template: " + text.message(), field.empty() ? "messages" : field);
+    }
     p.tokens = model.tokenizer->Encode(*text);
   } else if (!req.prompt_tokens.empty()) {
     p.tokens = std::move(req.prompt_tokens);
@@ -174,9 +177,8 @@ void HandleGeneration(ApiServer& server, const LoadedModel& model, GenerationApi
   auto prompt = BuildPrompt(model, req.chat, req);
   if (auto* err = std::get_if<ApiError>(&prompt)) return fail(*err);
   Prompt& p = std::get<Prompt>(prompt);
-  int max_tokens = req.gen.max_tokens;
-  if (auto err = CheckPromptLength(int(p.tokens.size()), req.gen.max_tokens, limits.max_model_len,
-                                   &max_tokens))
+  int max_tokens = 0;
+  if (auto err = CheckPromptLength(int(p.tokens.size()), req, limits.max_model_len, &max_tokens))
     return fail(*err);
 
   auto constraint = MakeConstraint(model, req);
@@ -209,6 +211,24 @@ HttpResponse AnthropicCountTokens(const ApiServer& server, const LoadedModel& mo
   if (auto* err = std::get_if<ApiError>(&prompt)) return fail(*err);
   HttpResponse r;
   r.body = nlohmann::ordered_json{{"input_tokens", std::get<Prompt>(prompt).tokens.size()}}.dump();
+  return r;
+}
+
+HttpResponse VllmTokenize(const ApiServer& server, const LoadedModel& model,
+                          const HttpRequest& request, bool chat) {
+  const RequestLimits limits = LimitsOf(server, *model.engine);
+  auto parsed =
+      chat ? ParseChatRequest(request.body, limits) : ParseCompletionRequest(request.body, limits);
+  if (auto* err = std::get_if<ApiError>(&parsed)) return ErrorResponse(*err);
+  auto prompt = BuildPrompt(model, chat, std::get<OpenAiRequest>(parsed));
+  if (auto* err = std::get_if<ApiError>(&prompt)) return ErrorResponse(*err);
+  const std::vector<int32_t>& tokens = std::get<Prompt>(prompt).tokens;
+  nlohmann::ordered_json out;
+  out["count"] = tokens.size();
+  out["max_model_len"] = limits.max_model_len;
+  out["tokens"] = tokens;
+  HttpResponse r;
+  r.body = out.dump();
   return r;
 }
 

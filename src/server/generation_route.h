@@ -24,4 +24,10 @@ void HandleGeneration(ApiServer& server, const LoadedModel& model, GenerationApi
 HttpResponse AnthropicCountTokens(const ApiServer& server, const LoadedModel& model,
                                   const HttpRequest& request);
 
+// POST /tokenize in vLLM's shapes: {"prompt"} (a completion's prompt) or {"messages", ...} (a
+// chat request, rendered as /v1/chat/completions would: add_generation_prompt true unless given)
+// -> {"count", "max_model_len", "tokens"}: the tokens generation would see.
+HttpResponse VllmTokenize(const ApiServer& server, const LoadedModel& model,
+                          const HttpRequest& request, bool chat);
+
 }  // namespace brisk::server

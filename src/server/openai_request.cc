@@ -118,13 +118,17 @@ std::optional<ApiError> ParseCommon(const Fields& f, const RequestLimits& lim, O
 
   GenerationRequest& gen = r->gen;
   SamplingParams& sp = gen.sampling;
-  gen.max_tokens = preset ? preset->max_tokens : lim.default_max_tokens;
+  // Not given: a cap that CheckPromptLength cuts to the room the prompt leaves.
+  gen.max_tokens = preset                       ? preset->max_tokens
+                   : lim.default_max_tokens > 0 ? lim.default_max_tokens
+                                                : kNoMaxTokensCap;
   sp.temperature = preset ? preset->temperature : 1.0f;  // OpenAI's default
   sp.top_p = preset ? preset->top_p : 1.0f;
 
   // max_completion_tokens is OpenAI's newer name; it wins when both are sent.
   const char* max_key = f.Has("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
   const SamplingRanges& ranges = kOpenAiRanges;
+  if (f.Has(max_key)) r->max_tokens_field = max_key;
   if (auto e = f.Int32(max_key, kMaxTokensRange, &gen.max_tokens)) return e;
   if (auto e = f.Float("temperature", ranges.temperature, &sp.temperature)) return e;
   if (auto e = f.Float("top_p", ranges.top_p, &sp.top_p)) return e;
@@ -166,6 +170,9 @@ std::optional<ApiError> ParseCommon(const Fields& f, const RequestLimits& lim, O
   if (auto e = ParseStructuredOutput(f.object(), &r->structured)) return e;
   if (auto e = f.Bool("stream", &r->stream)) return e;
   if (const Json* so = f.Get("stream_options")) {
+    // Usage chunks exist only in streams: OpenAI and vLLM refuse the option elsewhere.
+    if (!r->stream)
+      return BadRequest("stream_options is only allowed with stream: true", "stream_options");
     if (!so->is_object()) return Fields::TypeError("stream_options", "an object", *so);
     bool include = false;
     if (auto e = Fields(*so).Bool("include_usage", &include)) {
@@ -173,7 +180,7 @@ std::optional<ApiError> ParseCommon(const Fields& f, const RequestLimits& lim, O
       e->message = "stream_options." + e->message;
       return e;
     }
-    r->include_usage = r->stream && include;  // usage chunks exist only in streams
+    r->include_usage = include;
   }
   if (auto e = f.String("user", &r->user)) return e;
   return std::nullopt;
@@ -273,6 +280,29 @@ std::string JsonTypeName(const Json& v) {
 
 namespace {
 
+// vLLM's add_generation_prompt and continue_final_message (after messages): whether the prompt
+// opens a new assistant turn, or leaves the final assistant message open for the model to go on
+// with (prefill). continue_final_message alone turns the generation prompt off (vLLM wants that
+// spelled out); both true is a contradiction, refused as vLLM does.
+std::optional<ApiError> ParseGenerationPrompt(const Fields& f, OpenAiRequest* r) {
+  if (auto e = f.Bool("continue_final_message", &r->continue_final_message)) return e;
+  r->add_generation_prompt = !r->continue_final_message;
+  if (auto e = f.Bool("add_generation_prompt", &r->add_generation_prompt)) return e;
+  if (!r->continue_final_message) return std::nullopt;
+  if (r->add_generation_prompt) {
+    return BadRequest("continue_final_message and add_generation_prompt cannot both be true",
+                      "continue_final_message");
+  }
+  const Json& last = r->messages.back();
+  if (last.value("role", "") != "assistant" || last.value("content", "").empty()) {
+    return BadRequest(
+        "continue_final_message needs the last message to be an assistant message with text to "
+        "continue",
+        "continue_final_message");
+  }
+  return std::nullopt;
+}
+
 // The fields only chat requests have.
 std::optional<ApiError> ParseChatFields(const Fields& f, const RequestLimits& limits,
                                         OpenAiRequest* out) {
@@ -288,6 +318,7 @@ std::optional<ApiError> ParseChatFields(const Fields& f, const RequestLimits& li
     if (!kw->is_object()) return Fields::TypeError("chat_template_kwargs", "an object", *kw);
     r.chat_template_kwargs = *kw;
   }
+  if (auto e = ParseGenerationPrompt(f, &r)) return *e;
 
   SamplingParams& sp = r.gen.sampling;
   if (auto e = f.Bool("logprobs", &sp.logprobs)) return *e;
@@ -360,13 +391,17 @@ std::variant<OpenAiRequest, ApiError> ParseCompletionRequest(std::string_view bo
   return ParseRequest(body, limits, /*chat=*/false, ParseCompletionFields);
 }
 
-std::optional<ApiError> CheckPromptLength(int prompt_tokens, int max_tokens, int max_model_len,
-                                          int* clamped_max_tokens) {
-  *clamped_max_tokens = max_tokens;
-  if (Status st = CheckPromptFits(prompt_tokens, max_tokens, max_model_len); !st.ok()) {
-    return ToApiError(st);
-  }
-  *clamped_max_tokens = FitMaxTokens(prompt_tokens, max_tokens, max_model_len);
+std::optional<ApiError> CheckPromptLength(int prompt_tokens, const OpenAiRequest& request,
+                                          int max_model_len, int* max_tokens) {
+  const int wanted = request.gen.max_tokens;
+  *max_tokens = wanted;
+  // Without a cap the request asked for no particular length: the message counts the prompt only.
+  const bool uncapped = request.max_tokens_field.empty() && wanted == kNoMaxTokensCap;
+  Status st = CheckPromptFits(prompt_tokens, uncapped ? 0 : wanted, max_model_len);
+  if (st.ok() && !request.max_tokens_field.empty())
+    st = CheckMaxTokensFit(prompt_tokens, wanted, max_model_len, request.max_tokens_field);
+  if (!st.ok()) return ToApiError(st);
+  *max_tokens = FitMaxTokens(prompt_tokens, wanted, max_model_len);
   return std::nullopt;
 }
 

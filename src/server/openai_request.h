@@ -6,10 +6,12 @@
 //
 // Accepted: OpenAI's fields plus the llama-server / vLLM extensions brisk supports (top_k, min_p,
 // repetition_penalty alias repeat_penalty, min_tokens, ignore_eos, priority, stop_token_ids,
-// chat_template_kwargs, mode). Unknown fields are ignored (clients send extras). `null` for an
-// optional field means "not given", as the OpenAI SDKs do.
+// chat_template_kwargs, add_generation_prompt, continue_final_message, mode). Unknown fields are
+// ignored (clients send extras). `null` for an optional field means "not given", as the OpenAI SDKs
+// do.
 #pragma once
 
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -29,10 +31,16 @@ struct RequestLimits {
   int max_model_len = 0;
   int n_vocab = 0;
   std::string model_id;  // served model name
-  int default_max_tokens = 256;
+  // max_tokens of a request that gives none, cut to the room its prompt leaves; 0 = no cap: up to
+  // the end of the context, as vLLM does.
+  int default_max_tokens = 0;
   size_t max_messages = 512;
   size_t max_stop = 4;
 };
+
+// gen.max_tokens of a request without max_tokens on a server without a default: no cap but the
+// context.
+inline constexpr int kNoMaxTokensCap = INT_MAX;
 
 struct OpenAiRequest {
   bool chat = true;  // /v1/chat/completions vs /v1/completions
@@ -46,9 +54,15 @@ struct OpenAiRequest {
   std::string tool_choice = "auto";             // "none" | "auto" | "required" | a function name
   bool parallel_tool_calls = true;              // several calls in one answer
   nlohmann::ordered_json chat_template_kwargs;  // chat: an object or null (e.g. enable_thinking)
-  std::string prompt;                           // completions: text prompt (string or [string])
+  // chat (vLLM's fields): open a new assistant turn after the messages, or continue the final
+  // assistant message (its text is left open: prefill). Never both.
+  bool add_generation_prompt = true, continue_final_message = false;
+  std::string prompt;                  // completions: text prompt (string or [string])
   std::vector<int32_t> prompt_tokens;  // completions: prompt given as token ids (prompt is empty)
   GenerationRequest gen;  // sampling/max_tokens/min_tokens/ignore_eos/stop/priority; no prompt
+  // The field the client's max_tokens came from ("max_tokens", "max_completion_tokens"); "" when
+  // it gave none and gen.max_tokens is a default (a preset's, the server's, or kNoMaxTokensCap).
+  std::string max_tokens_field;
   bool stream = false, include_usage = false, echo = false;
   StructuredOutput structured;  // response_format json_object / json_schema, guided_*, grammar
   std::string mode;             // "", "qa", "code", "copywriting"
@@ -69,12 +83,12 @@ std::variant<OpenAiRequest, ApiError> ParseChatRequest(std::string_view body,
 std::variant<OpenAiRequest, ApiError> ParseCompletionRequest(std::string_view body,
                                                              const RequestLimits& limits);
 
-// After tokenising: a prompt of max_model_len tokens or more is refused (400,
-// "context_length_exceeded", vLLM's wording). A prompt that fits but leaves less room than
-// max_tokens is not an error: *clamped_max_tokens gets the room left (max_model_len - prompt),
-// else max_tokens itself.
-std::optional<ApiError> CheckPromptLength(int prompt_tokens, int max_tokens, int max_model_len,
-                                          int* clamped_max_tokens);
+// After tokenising, the max_tokens the engine gets (*max_tokens). A prompt of max_model_len tokens
+// or more is refused (400, "context_length_exceeded"). A max_tokens the client gave must fit
+// beside the prompt, else the same 400 naming its field, as OpenAI and vLLM answer; a default is
+// cut to the room left, so a request without max_tokens may run to the end of the context.
+std::optional<ApiError> CheckPromptLength(int prompt_tokens, const OpenAiRequest& request,
+                                          int max_model_len, int* max_tokens);
 
 // Tool calls are parsed out of the output only when the request offers tools and allows them.
 inline bool ToolCallsEnabled(const OpenAiRequest& r) {

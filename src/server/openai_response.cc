@@ -240,13 +240,18 @@ std::string SseData(const Json& j) {
   return s;
 }
 
+Json ModelObject(const std::string& model_id, int64_t created, const std::string& owned_by,
+                 int max_model_len) {
+  return Json{{"id", model_id},
+              {"object", "model"},
+              {"created", created},
+              {"owned_by", owned_by},
+              {"max_model_len", max_model_len}};
+}
+
 Json ModelsList(const std::string& model_id, int64_t created, const std::string& owned_by,
                 int max_model_len) {
-  Json model = {{"id", model_id},
-                {"object", "model"},
-                {"created", created},
-                {"owned_by", owned_by},
-                {"max_model_len", max_model_len}};
+  Json model = ModelObject(model_id, created, owned_by, max_model_len);
   return Json{{"object", "list"}, {"data", Json::array({std::move(model)})}};
 }
 

@@ -102,9 +102,10 @@ std::vector<nlohmann::ordered_json> CompletionStreamEnd(const ResponseMeta& m,
 std::string SseData(const nlohmann::ordered_json& j);
 inline constexpr std::string_view kSseDone = "data: [DONE]\n\n";
 
-// GET /v1/models: {object: "list", data: [{id, object: "model", created, owned_by,
-// max_model_len}]}.
-// owned_by is "brisk" for brisk's own models.
+// GET /v1/models/{id}: {id, object: "model", created, owned_by, max_model_len}; owned_by is
+// "brisk" for brisk's own models. GET /v1/models: {object: "list", data: [that object]}.
+nlohmann::ordered_json ModelObject(const std::string& model_id, int64_t created,
+                                   const std::string& owned_by, int max_model_len);
 nlohmann::ordered_json ModelsList(const std::string& model_id, int64_t created,
                                   const std::string& owned_by, int max_model_len);
 

@@ -10,14 +10,16 @@ import { parseArgs, startServer } from './lib/brisk_server.mjs';
 
 const opts = parseArgs();
 const KEY = 'sk-test-0123456789';
-const MAX_MODEL_LEN = 256;
+const MAX_MODEL_LEN = 320;  // room for a reply longer than the old default of 256 tokens
+const ORIGIN = 'http://localhost:5173';  // the one origin --allowed-origins lets in
 let server;
 let port;
 
 before(async () => {
   server = await startServer({
     brisk: opts.brisk, model: opts.model,
-    args: ['--api-key', KEY, '--max-model-len', String(MAX_MODEL_LEN), '--header-timeout', '2',
+    args: ['--api-key', KEY, '--max-model-len', String(MAX_MODEL_LEN), '--allowed-origins', ORIGIN,
+           '--header-timeout', '2',
            '--max-body-mib', '8', ...opts.serveArgs],
   });
   port = Number(new URL(server.url).port);
@@ -134,6 +136,153 @@ describe('invalid requests', () => {
   });
 });
 
+describe('lengths and field combinations', () => {
+  const cases = [
+    ['max_tokens beyond the context', chat({ max_tokens: MAX_MODEL_LEN }), 'max_tokens'],
+    ['max_completion_tokens beyond the context',
+     JSON.stringify({ messages: msg, max_completion_tokens: MAX_MODEL_LEN }), 'max_completion_tokens'],
+    ['stream_options without stream', chat({ stream_options: { include_usage: true } }),
+     'stream_options'],
+    ['continue_final_message after a user message', chat({ continue_final_message: true }),
+     'continue_final_message'],
+    ['continue_final_message with add_generation_prompt',
+     JSON.stringify({ messages: [...msg, { role: 'assistant', content: 'Hi, I' }], max_tokens: 4,
+                      continue_final_message: true, add_generation_prompt: true }),
+     'continue_final_message'],
+    ['add_generation_prompt not a boolean', chat({ add_generation_prompt: 'no' }),
+     'add_generation_prompt'],
+  ];
+  for (const [name, body, param] of cases) {
+    test(name, async () => {
+      const r = await post('/v1/chat/completions', body);
+      assertError(r, 400, { param });
+      if (name.includes('beyond the context')) {
+        assert.equal(r.json.error.code, 'context_length_exceeded', r.text);
+        assert.match(r.json.error.message, new RegExp(`${MAX_MODEL_LEN} > ${MAX_MODEL_LEN} - \\d+`),
+                     r.text);
+      }
+      await assertHealthy();
+    });
+  }
+
+  test('completions and /v1/messages hold max_tokens to the context too', async () => {
+    const c = await post('/v1/completions',
+                         JSON.stringify({ prompt: 'hello', max_tokens: MAX_MODEL_LEN }));
+    assertError(c, 400, { param: 'max_tokens' });
+    const m = await post('/v1/messages', JSON.stringify({ messages: msg, max_tokens: MAX_MODEL_LEN }));
+    assert.equal(m.status, 400, m.text);
+    assert.equal(m.json.type, 'error', m.text);
+    assert.equal(m.json.error.type, 'invalid_request_error', m.text);
+    assert.match(m.json.error.message, /'max_tokens' is too large/, m.text);
+    await assertHealthy();
+  });
+
+  test('without max_tokens a reply runs to the end of the context, past 256 tokens', async () => {
+    for (const [path, body] of [['/v1/chat/completions', { messages: msg }],
+                                ['/v1/completions', { prompt: 'Once upon a time' }]]) {
+      const r = await post(path, JSON.stringify({ ...body, ignore_eos: true, temperature: 0 }));
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.choices[0].finish_reason, 'length', path);
+      assert.equal(r.json.usage.total_tokens, MAX_MODEL_LEN, path);
+      assert.ok(r.json.usage.completion_tokens > 256, `${path}: ${JSON.stringify(r.json.usage)}`);
+    }
+  });
+
+  test('a prompt that fits with max_tokens exactly is served', async () => {
+    const count = (await post('/tokenize', JSON.stringify({ messages: msg }))).json.count;
+    const r = await post('/v1/chat/completions', chat({ max_tokens: MAX_MODEL_LEN - count,
+                                                        ignore_eos: true }));
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.usage.prompt_tokens, count);
+    assert.equal(r.json.usage.completion_tokens, MAX_MODEL_LEN - count);
+  });
+});
+
+describe('/tokenize in vLLM\'s shapes', () => {
+  const tokenize = async (body) => {
+    const r = await post('/tokenize', JSON.stringify(body));
+    assert.equal(r.status, 200, r.text);
+    return r.json;
+  };
+
+  test('prompt: the same tokens as llama.cpp\'s content, with count and max_model_len', async () => {
+    const llama = await tokenize({ content: 'Hello world, hello brisk' });
+    const vllm = await tokenize({ prompt: 'Hello world, hello brisk' });
+    assert.deepEqual(Object.keys(llama), ['tokens']);
+    assert.deepEqual(vllm, { count: llama.tokens.length, max_model_len: MAX_MODEL_LEN,
+                             tokens: llama.tokens });
+  });
+
+  test('messages: the prompt the chat route generates from', async () => {
+    const convo = [{ role: 'user', content: 'Name a colour.' }];
+    const t = await tokenize({ messages: convo });
+    const r = await post('/v1/chat/completions', JSON.stringify({ messages: convo, max_tokens: 1 }));
+    assert.equal(t.count, r.json.usage.prompt_tokens);
+    assert.equal(t.tokens.length, t.count);
+    // Without the generation prompt: the same conversation, no assistant header after it.
+    const closed = await tokenize({ messages: convo, add_generation_prompt: false });
+    assert.ok(closed.count < t.count);
+    assert.deepEqual(t.tokens.slice(0, closed.count), closed.tokens);
+    // Continuing an assistant message: its text ends the prompt (no end-of-turn after it).
+    const prefill = [...convo, { role: 'assistant', content: 'Blue' }];
+    const open = await tokenize({ messages: prefill, continue_final_message: true });
+    const shut = await tokenize({ messages: prefill, add_generation_prompt: false });
+    assert.ok(open.count < shut.count);
+    assert.deepEqual(shut.tokens.slice(0, open.count), open.tokens);
+    const text = await post('/detokenize', JSON.stringify({ tokens: open.tokens }));
+    assert.ok(text.json.content.endsWith('Blue'), text.text);
+  });
+
+  test('bad shapes are 400s naming the field', async () => {
+    assertError(await post('/tokenize', JSON.stringify({ messages: 'hi' })), 400,
+                { param: 'messages' });
+    assertError(await post('/tokenize', JSON.stringify({ prompt: 5 })), 400, { param: 'prompt' });
+    assertError(await post('/tokenize', JSON.stringify({ text: 'hi' })), 400, { param: 'content' });
+  });
+});
+
+describe('CORS (--allowed-origins)', () => {
+  const preflight = (origin) => fetch(server.url + '/v1/chat/completions', {
+    method: 'OPTIONS',
+    headers: { origin, 'access-control-request-method': 'POST',
+               'access-control-request-headers': 'authorization, content-type' },
+  });
+
+  test('a preflight from an allowed origin is a 204 without a key', async () => {
+    const r = await preflight(ORIGIN);
+    assert.equal(r.status, 204, await r.text());
+    assert.equal(r.headers.get('access-control-allow-origin'), ORIGIN);
+    assert.match(r.headers.get('access-control-allow-methods'), /POST/);
+    assert.equal(r.headers.get('access-control-allow-headers'), 'authorization, content-type');
+    assert.ok(Number(r.headers.get('access-control-max-age')) > 0);
+    assert.match(r.headers.get('vary'), /Origin/);
+    const other = await preflight('http://evil.example');
+    assert.equal(other.status, 400);
+    assert.equal(other.headers.get('access-control-allow-origin'), null);
+  });
+
+  test('answers, errors and streams carry the header for the allowed origin only', async () => {
+    const withOrigin = { ...auth, origin: ORIGIN };
+    const ok = await post('/v1/chat/completions', chat({}), withOrigin);
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(ok.headers.get('access-control-allow-origin'), ORIGIN);
+    assert.match(ok.headers.get('vary'), /Origin/);
+    const denied = await post('/v1/chat/completions', chat({}), { origin: ORIGIN });
+    assert.equal(denied.status, 401);
+    assert.equal(denied.headers.get('access-control-allow-origin'), ORIGIN);
+    const stream = await post('/v1/chat/completions', chat({ stream: true }), withOrigin);
+    assert.equal(stream.status, 200);
+    assert.match(stream.headers.get('content-type'), /text\/event-stream/);
+    assert.equal(stream.headers.get('access-control-allow-origin'), ORIGIN);
+    assert.match(stream.text, /\[DONE\]/);
+    for (const headers of [auth, { ...auth, origin: 'http://evil.example' }]) {
+      const r = await post('/v1/chat/completions', chat({}), headers);
+      assert.equal(r.status, 200);
+      assert.equal(r.headers.get('access-control-allow-origin'), null);
+    }
+  });
+});
+
 describe('authentication', () => {
   test('missing key is 401', async () => {
     const r = await post('/v1/chat/completions', chat({}), {});
@@ -188,7 +337,8 @@ describe('slow and vanishing clients', () => {
     const abortsBefore = await metricValue('vllm:request_success_total', { finished_reason: 'abort' });
     const s = net.connect(port, '127.0.0.1');
     s.on('error', () => {});
-    const body = JSON.stringify({ messages: msg, max_tokens: 2000, ignore_eos: true, stream: true });
+    // No max_tokens: the reply may run to the end of the context, long enough to be cut off.
+    const body = JSON.stringify({ messages: msg, ignore_eos: true, stream: true });
     s.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n` +
             `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n` +
             body);

@@ -47,6 +47,22 @@ describe('models', () => {
     assert.equal(models.data[0].object, 'model');
     assert.ok(modelId.length > 0);
   });
+
+  test('retrieves the served model; another id is 404 model_not_found', async () => {
+    const listed = (await client.models.list()).data[0];
+    assert.deepEqual(await client.models.retrieve(modelId), listed);
+    await assert.rejects(client.models.retrieve('no-such-model'),
+                         (e) => e.status === 404 && e.code === 'model_not_found');
+  });
+
+  test('without --allowed-origins there is no CORS: OPTIONS is 405, no header', async () => {
+    const r = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST' },
+    });
+    assert.equal(r.status, 405);
+    assert.equal(r.headers.get('access-control-allow-origin'), null);
+  });
 });
 
 describe('chat', () => {

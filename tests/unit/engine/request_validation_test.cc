@@ -98,6 +98,15 @@ TEST(RequestValidationTest, PromptMustLeaveRoomForOneToken) {
   EXPECT_EQ(FitMaxTokens(63, std::numeric_limits<int>::max(), 64), 1);
 }
 
+TEST(RequestValidationTest, ExplicitMaxTokensMustFitBesideThePrompt) {
+  EXPECT_TRUE(CheckMaxTokensFit(60, 4, 64).ok());
+  const Status st = CheckMaxTokensFit(60, 5, 64, "max_completion_tokens");
+  EXPECT_EQ(st.code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(st.field(), "max_completion_tokens");
+  EXPECT_NE(st.message().find("(5 > 64 - 60)"), std::string::npos) << st.message();
+  EXPECT_FALSE(CheckMaxTokensFit(1, std::numeric_limits<int>::max(), 64).ok());  // no overflow
+}
+
 TEST(RequestValidationTest, FloatRangeMessages) {
   const ParamRange positive = {0, 3.4028234663852886e38, /*lo_open=*/true};
   EXPECT_EQ(CheckFloat(positive, "repetition_penalty", 0).message(),

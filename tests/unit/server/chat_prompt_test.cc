@@ -75,6 +75,7 @@ Json OpenAiBody(const Json& input) {
     if (k != "messages" && k != "tools" && k != "add_generation_prompt") kwargs[k] = v;
   }
   if (!kwargs.empty()) body["chat_template_kwargs"] = kwargs;
+  body["add_generation_prompt"] = input.value("add_generation_prompt", false);
   return body;
 }
 
@@ -85,19 +86,19 @@ TEST(ChatPromptTest, GoldenConversationsRenderAsHfDoes) {
                                               : "qwen2.5-instruct-chat-template.jinja");
     std::ifstream in(Fixture(std::string("chat-") + name + ".jsonl"));
     std::string line;
-    int n = 0, with_tools = 0;
+    int n = 0, with_tools = 0, without_generation_prompt = 0;
     while (std::getline(in, line)) {
       if (line.empty()) continue;
       const Json c = Json::parse(line);
-      // The server always adds the generation prompt.
-      if (!c["input"].value("add_generation_prompt", false)) continue;
       SCOPED_TRACE(std::string(name) + " case " + line.substr(0, 120));
       EXPECT_EQ(Render(t, OpenAiBody(c["input"])), c["rendered"].get<std::string>());
       ++n;
       with_tools += c["input"].contains("tools");
+      without_generation_prompt += !c["input"].value("add_generation_prompt", false);
     }
-    EXPECT_GE(n, 6) << name;
+    EXPECT_GE(n, 7) << name;
     EXPECT_GE(with_tools, 2) << name;
+    EXPECT_GE(without_generation_prompt, 1) << name;
   }
 }
 
@@ -191,6 +192,45 @@ TEST(ChatPromptTest, TemplateKwargsReachTheTemplate) {
   body["chat_template_kwargs"] = {{"enable_thinking", false}};
   EXPECT_EQ(Render(t, body),
             "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
+}
+
+// vLLM's continue_final_message (prefill): the prompt ends inside the assistant's message, right
+// after its text, as HF's apply_chat_template leaves it.
+TEST(ChatPromptTest, ContinueFinalMessageLeavesItOpen) {
+  Json body = Json::parse(R"({"messages": [{"role": "user", "content": "hi"},
+      {"role": "assistant", "content": "Hello, I am"}], "continue_final_message": true})");
+  const char* qwen25 =
+      "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
+      "assistant.<|im_end|>\n";
+  const jinja::ChatTemplate t25 = Template("qwen2.5-instruct-chat-template.jinja");
+  EXPECT_EQ(
+      Render(t25, body),
+      std::string(qwen25) + "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\nHello, I am");
+  // Qwen3 writes an empty thinking block before a final answer: the text continues after it.
+  const jinja::ChatTemplate t3 = Template("qwen3-chat-template.jinja");
+  EXPECT_EQ(Render(t3, body),
+            "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+            "Hello, I am");
+  // Trailing spaces stay when the template kept them (HF's rule).
+  body["messages"][1]["content"] = "Hello, I am ";
+  EXPECT_TRUE(Render(t25, body).ends_with("assistant\nHello, I am ")) << Render(t25, body);
+  // Without the generation prompt the conversation ends closed, with no assistant header.
+  body.erase("continue_final_message");
+  body["add_generation_prompt"] = false;
+  EXPECT_TRUE(Render(t3, body).ends_with("</think>\n\nHello, I am <|im_end|>\n"))
+      << Render(t3, body);
+  body["messages"].erase(1);
+  EXPECT_EQ(Render(t3, body), "<|im_start|>user\nhi<|im_end|>\n");
+}
+
+TEST(ChatPromptTest, ContinuingATextTheTemplateDropsIsAnError) {
+  auto t = jinja::ChatTemplate::Parse("{% for m in messages %}[{{ m.role }}]{% endfor %}");
+  ASSERT_TRUE(t.ok()) << t.message();
+  auto text = RenderChatPrompt(*t, Parse(Json::parse(R"({"messages": [
+      {"role": "user", "content": "hi"}, {"role": "assistant", "content": "Sure"}],
+      "continue_final_message": true})")));
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.field(), "continue_final_message");
 }
 
 TEST(ChatPromptTest, TemplateErrorsComeBack) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <variant>
@@ -218,6 +219,21 @@ TEST(OpenAiRequestTest, ChatValidationErrors) {
       {R"("mode": "poetry")", true, "mode", "qa, code, copywriting; got 'poetry'"},
       {R"("mode": 1)", true, "mode", "must be a string"},
       {R"("chat_template_kwargs": "x")", true, "chat_template_kwargs", "must be an object"},
+      // Usage chunks exist only in streams: the option anywhere else is a mistake to report.
+      {R"("stream_options": {"include_usage": true})", true, "stream_options",
+       "only allowed with stream: true"},
+      {R"("stream": false, "stream_options": {})", true, "stream_options", "stream: true"},
+      {R"("add_generation_prompt": 1)", true, "add_generation_prompt", "must be a boolean"},
+      {R"("continue_final_message": "yes")", true, "continue_final_message", "must be a boolean"},
+      // Continuing needs an assistant message to continue, and no new turn after it.
+      {R"("continue_final_message": true)", true, "continue_final_message",
+       "last message to be an assistant message"},
+      {R"({"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}],
+          "continue_final_message": true, "add_generation_prompt": true})",
+       false, "continue_final_message", "cannot both be true"},
+      {R"({"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": ""}],
+          "continue_final_message": true})",
+       false, "continue_final_message", "with text to continue"},
   };
   for (const ErrCase& c : cases) {
     const std::string body = c.fields ? Chat(c.body) : c.body;
@@ -272,7 +288,8 @@ TEST(OpenAiRequestTest, StopCountFollowsTheLimit) {
 TEST(OpenAiRequestTest, DefaultsWithoutAPreset) {
   const OpenAiRequest r = ChatOk(Chat(""));
   EXPECT_TRUE(r.chat);
-  EXPECT_EQ(r.gen.max_tokens, 300);  // limits.default_max_tokens
+  EXPECT_EQ(r.gen.max_tokens, kNoMaxTokensCap);  // cut to the context after tokenising
+  EXPECT_EQ(r.max_tokens_field, "");
   EXPECT_FLOAT_EQ(r.gen.sampling.temperature, 1.0f);
   EXPECT_FLOAT_EQ(r.gen.sampling.top_p, 1.0f);
   EXPECT_EQ(r.gen.sampling.top_k, 0);
@@ -317,8 +334,8 @@ TEST(OpenAiRequestTest, PresetsAndOverrides) {
   // Presets apply to completions too.
   EXPECT_EQ(CompletionOk(R"({"prompt": "x", "mode": "code"})").gen.max_tokens, 1024);
   // An empty or null mode is no preset.
-  EXPECT_EQ(ChatOk(Chat(R"("mode": "")")).gen.max_tokens, 300);
-  EXPECT_EQ(ChatOk(Chat(R"("mode": null)")).gen.max_tokens, 300);
+  EXPECT_EQ(ChatOk(Chat(R"("mode": "")")).gen.max_tokens, kNoMaxTokensCap);
+  EXPECT_EQ(ChatOk(Chat(R"("mode": null)")).gen.max_tokens, kNoMaxTokensCap);
 }
 
 TEST(OpenAiRequestTest, EveryFieldReachesTheRequest) {
@@ -377,8 +394,20 @@ TEST(OpenAiRequestTest, FieldVariants) {
             std::numeric_limits<uint64_t>::max());
   // A single stop string.
   EXPECT_EQ(ChatOk(Chat(R"("stop": "\n\n")")).gen.stop, std::vector<std::string>{"\n\n"});
-  // include_usage only matters in a stream.
-  EXPECT_FALSE(ChatOk(Chat(R"("stream_options": {"include_usage": true})")).include_usage);
+  // include_usage only with stream; stream_options null is "not given", stream or not.
+  EXPECT_TRUE(
+      ChatOk(Chat(R"("stream": true, "stream_options": {"include_usage": true})")).include_usage);
+  EXPECT_FALSE(ChatOk(Chat(R"("stream": true, "stream_options": {})")).include_usage);
+  // The generation prompt: a new assistant turn unless the final message is continued.
+  EXPECT_TRUE(ChatOk(Chat("")).add_generation_prompt);
+  EXPECT_FALSE(ChatOk(Chat(R"("add_generation_prompt": false)")).add_generation_prompt);
+  const std::string prefill = R"({"messages": [{"role": "user", "content": "a"},
+      {"role": "assistant", "content": "b"}], "continue_final_message": true)";
+  for (const char* more : {"}", R"(, "add_generation_prompt": false})"}) {
+    const OpenAiRequest r = ChatOk(prefill + more);
+    EXPECT_TRUE(r.continue_final_message);
+    EXPECT_FALSE(r.add_generation_prompt);
+  }
   // response_format text is the default.
   EXPECT_EQ(ChatOk(Chat(R"("response_format": {"type": "text"})")).structured.kind,
             StructuredOutput::Kind::kNone);
@@ -387,11 +416,11 @@ TEST(OpenAiRequestTest, FieldVariants) {
       "seed": null, "tools": null, "tool_choice": null, "logit_bias": null, "n": null,
       "response_format": null, "stream_options": null, "user": null)"));
   EXPECT_FLOAT_EQ(n.gen.sampling.temperature, 1.0f);
-  EXPECT_EQ(n.gen.max_tokens, 300);
+  EXPECT_EQ(n.gen.max_tokens, kNoMaxTokensCap);
   // Unknown fields are ignored.
   EXPECT_EQ(ChatOk(Chat(R"("parallel_tool_calls": false, "store": true, "foo": {"x": [1]})"))
                 .gen.max_tokens,
-            300);
+            kNoMaxTokensCap);
   // The bounds themselves are accepted.
   const OpenAiRequest b = ChatOk(Chat(R"("temperature": 2, "top_p": 1, "min_p": 1,
       "presence_penalty": -2, "frequency_penalty": 2, "top_k": -1, "top_logprobs": 20,
@@ -468,7 +497,8 @@ TEST(OpenAiRequestTest, CompletionPrompts) {
   EXPECT_EQ(zero.gen.sampling.top_logprobs, 0);
   EXPECT_TRUE(CompletionOk(R"({"prompt": "x", "logprobs": true})").gen.sampling.logprobs);
   EXPECT_FALSE(CompletionOk(R"({"prompt": "x", "logprobs": null})").gen.sampling.logprobs);
-  EXPECT_EQ(CompletionOk(R"({"prompt": "x", "best_of": 1, "suffix": ""})").gen.max_tokens, 300);
+  EXPECT_EQ(CompletionOk(R"({"prompt": "x", "best_of": 1, "suffix": ""})").gen.max_tokens,
+            kNoMaxTokensCap);
   // Chat-only fields mean nothing here.
   EXPECT_TRUE(CompletionOk(R"({"prompt": "x", "messages": 5, "tools": 1})").tools.is_null());
 }
@@ -507,18 +537,52 @@ TEST(OpenAiRequestTest, CompletionValidationErrors) {
   }
 }
 
-TEST(OpenAiRequestTest, PromptLength) {
-  int clamped = -1;
-  EXPECT_FALSE(CheckPromptLength(100, 50, 4096, &clamped).has_value());
-  EXPECT_EQ(clamped, 50);
-  EXPECT_FALSE(CheckPromptLength(4046, 50, 4096, &clamped).has_value());  // exactly fits
-  EXPECT_EQ(clamped, 50);
-  EXPECT_FALSE(CheckPromptLength(4000, 200, 4096, &clamped).has_value());
-  EXPECT_EQ(clamped, 96);
-  EXPECT_FALSE(CheckPromptLength(4095, 2147483647, 4096, &clamped).has_value());
-  EXPECT_EQ(clamped, 1);
+// CheckPromptLength over a parsed chat request with `fields` and a prompt of `prompt` tokens in
+// 4096: the engine's max_tokens, or -1 and *error.
+int MaxTokensFor(const std::string& fields, int prompt, std::optional<ApiError>* error = nullptr,
+                 const RequestLimits& l = Limits()) {
+  int max_tokens = -1;
+  auto e = CheckPromptLength(prompt, ChatOk(Chat(fields), l), l.max_model_len, &max_tokens);
+  if (error) *error = e;
+  return e ? -1 : max_tokens;
+}
 
-  auto e = CheckPromptLength(4096, 200, 4096, &clamped);
+TEST(OpenAiRequestTest, WithoutMaxTokensTheRestOfTheContext) {
+  EXPECT_EQ(MaxTokensFor("", 100), 3996);
+  EXPECT_EQ(MaxTokensFor("", 4095), 1);
+  EXPECT_EQ(MaxTokensFor(R"("max_tokens": null)", 100), 3996);
+  // A server default and a preset are caps, cut to the room left, never errors.
+  RequestLimits capped = Limits();
+  capped.default_max_tokens = 300;
+  EXPECT_EQ(MaxTokensFor("", 100, nullptr, capped), 300);
+  EXPECT_EQ(MaxTokensFor("", 4000, nullptr, capped), 96);
+  EXPECT_EQ(MaxTokensFor(R"("mode": "code")", 100), 1024);
+  EXPECT_EQ(MaxTokensFor(R"("mode": "code")", 4000), 96);
+}
+
+TEST(OpenAiRequestTest, ExplicitMaxTokensMustFit) {
+  EXPECT_EQ(MaxTokensFor(R"("max_tokens": 50)", 100), 50);
+  EXPECT_EQ(MaxTokensFor(R"("max_tokens": 50)", 4046), 50);  // exactly fits
+  std::optional<ApiError> e;
+  EXPECT_EQ(MaxTokensFor(R"("max_tokens": 200)", 4000, &e), -1);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->status, 400);
+  EXPECT_EQ(e->type, "invalid_request_error");
+  EXPECT_EQ(e->param, "max_tokens");
+  EXPECT_EQ(e->code, "context_length_exceeded");
+  EXPECT_EQ(e->message,
+            "'max_tokens' is too large: 200. This model's maximum context length is 4096 tokens "
+            "and your request has 4000 input tokens (200 > 4096 - 4000).");
+  // The field is named as the client sent it; a mode's default does not excuse an explicit value.
+  MaxTokensFor(R"("max_completion_tokens": 97, "mode": "qa")", 4000, &e);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->param, "max_completion_tokens");
+  EXPECT_EQ(MaxTokensFor(R"("max_completion_tokens": 96)", 4000), 96);
+}
+
+TEST(OpenAiRequestTest, PromptAloneOverTheContext) {
+  std::optional<ApiError> e;
+  MaxTokensFor(R"("max_tokens": 200)", 4096, &e);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->status, 400);
   EXPECT_EQ(e->type, "invalid_request_error");
@@ -527,9 +591,16 @@ TEST(OpenAiRequestTest, PromptLength) {
             "This model's maximum context length is 4096 tokens. However, you requested 4296 "
             "tokens (4096 in the messages, 200 in the completion). Please reduce the length of "
             "the messages or completion.");
-  e = CheckPromptLength(5000, 2147483647, 4096, &clamped);
+  MaxTokensFor(R"("max_tokens": 2147483647)", 5000, &e);
   ASSERT_TRUE(e.has_value());
   EXPECT_NE(e->message.find("you requested 2147488647 tokens"), std::string::npos) << e->message;
+  // Without max_tokens only the prompt is counted.
+  MaxTokensFor("", 5000, &e);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->code, "context_length_exceeded");
+  EXPECT_NE(e->message.find("you requested 5000 tokens (5000 in the messages, 0 in"),
+            std::string::npos)
+      << e->message;
 }
 
 // Mutated bodies (bytes flipped, cut, duplicated) must end in a request or an error, never in an

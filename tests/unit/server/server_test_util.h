@@ -14,13 +14,13 @@
 
 namespace brisk::server::testutil {
 
-// Limits small enough for tests to reach: 4096 tokens of context, a 1000-token vocabulary.
+// Limits small enough for tests to reach: 4096 tokens of context, a 1000-token vocabulary, no
+// default max_tokens (the server's default: the rest of the context).
 inline RequestLimits Limits() {
   RequestLimits l;
   l.max_model_len = 4096;
   l.n_vocab = 1000;
   l.model_id = "qwen2.5-0.5b";
-  l.default_max_tokens = 300;
   return l;
 }
 
