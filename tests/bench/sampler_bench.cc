@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/sampler.h"
+#include "normal_row.h"
 
 using namespace brisk;
 
@@ -33,18 +34,6 @@ double CpuSeconds() {
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
-}
-
-// Box-Muller over the sampler's generator: the same rows on every platform.
-std::vector<float> NormalRow(int n, uint64_t seed, double scale) {
-  SamplerRng rng(seed);
-  std::vector<float> row(static_cast<size_t>(n));
-  for (float& x : row) {
-    const double u1 = 1.0 - rng.NextDouble();
-    const double u2 = rng.NextDouble();
-    x = float(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2) * scale);
-  }
-  return row;
 }
 
 struct Case {

@@ -31,6 +31,7 @@
 #include "engine/sampler.h"
 #include "model/model.h"
 #include "model/model_tokenizer.h"
+#include "normal_row.h"
 #include "runtime/machine_probe.h"
 #include "server/output_constraints.h"
 #include "structured/matcher.h"
@@ -46,18 +47,6 @@ struct Options {
   int max_tokens = 256;
   std::string only;
 };
-
-// Box-Muller over the sampler's generator, as sampler_bench: the same rows on every platform.
-std::vector<float> NormalRow(int n, uint64_t seed) {
-  SamplerRng rng(seed);
-  std::vector<float> row(static_cast<size_t>(n));
-  for (float& x : row) {
-    const double u1 = 1.0 - rng.NextDouble();
-    const double u2 = rng.NextDouble();
-    x = float(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2) * 3.0);
-  }
-  return row;
-}
 
 struct SchemaFile {
   std::string name;
@@ -171,7 +160,7 @@ int main(int argc, char** argv) {
               (ThreadCpuSeconds() - v0) * 1e3);
 
   std::vector<std::vector<float>> rows;
-  for (uint64_t r = 1; r <= 16; ++r) rows.push_back(NormalRow(tok.n_vocab(), r));
+  for (uint64_t r = 1; r <= 16; ++r) rows.push_back(NormalRow(tok.n_vocab(), r, 3.0));
 
   std::vector<double> compile_ms, grammar_kb, request_mb, added_ms, plain_ms;
   int answers = 0, complete = 0, refused = 0;
