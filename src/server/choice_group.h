@@ -39,6 +39,8 @@ class ChoiceGroup {
   // Streams: sends the header the first time; false once the request has failed.
   bool StartStream();
   bool failed() const;
+  // A choice after the first of its prompt: its prompt is not counted again (usage, metrics).
+  bool IsCopy(int index) const { return index % o_.choices_per_prompt != 0; }
   // A choice ended normally. body: its whole-response JSON (not for streams, whose choice already
   // wrote its finish chunk). After the last choice the answer ends.
   void ChoiceFinished(int index, const std::string& body, const FinishInfo& f);

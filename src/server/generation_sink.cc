@@ -96,7 +96,14 @@ void GenerationSink::OnFinish(const FinishInfo& f) {
 }
 
 void GenerationSink::Record(const FinishInfo& f, const FinishOutcome& o) {
-  server_.metrics()->OnRequestFinished(f, o.metrics_label);
+  if (group_ && group_->IsCopy(writer_->options().meta.index)) {
+    // vLLM counts a request's prompt once however many choices it asked for.
+    FinishInfo copy = f;
+    copy.usage.prompt_tokens = copy.usage.cached_tokens = 0;
+    server_.metrics()->OnRequestFinished(copy, o.metrics_label);
+  } else {
+    server_.metrics()->OnRequestFinished(f, o.metrics_label);
+  }
   if (RequestLog* log = server_.request_log()) {
     const ResponseMeta& meta = writer_->options().meta;
     RequestLogEntry e;

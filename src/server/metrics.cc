@@ -377,6 +377,9 @@ void RenderStepFamilies(Exposition& ex, const EngineStats& stats) {
   ex.Scalar("brisk:engine_generation_tokens_total", "counter",
             "Tokens sampled by the engine, counted per step (requests still running included).",
             static_cast<double>(stats.generation_tokens));
+  ex.Scalar("brisk:engine_prompt_tokens_computed_total", "counter",
+            "Prompt tokens the engine computed (prefix-cache hits and shared prefills excluded).",
+            static_cast<double>(stats.prompt_tokens));
 }
 
 // brisk's own request families: refusals and the recent window's exact quantiles.

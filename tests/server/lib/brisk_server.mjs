@@ -2,7 +2,8 @@
 // "listening on http://HOST:PORT" first and "ready" once the model is loaded.
 import { spawn } from 'node:child_process';
 
-// Command line: --brisk BIN --model GGUF [--tool-model GGUF] [--serve-arg ARG]...
+// Command line: --brisk BIN --model GGUF [--tool-model GGUF] [--score-model GGUF]
+// [--serve-arg ARG]...
 export function parseArgs(argv = process.argv.slice(2)) {
   const o = { serveArgs: [] };
   for (let i = 0; i < argv.length; i++) {
@@ -10,6 +11,7 @@ export function parseArgs(argv = process.argv.slice(2)) {
     if (argv[i] === '--brisk') o.brisk = v();
     else if (argv[i] === '--model') o.model = v();
     else if (argv[i] === '--tool-model') o.toolModel = v();
+    else if (argv[i] === '--score-model') o.scoreModel = v();
     else if (argv[i] === '--serve-arg') o.serveArgs.push(v());
     else if (argv[i].startsWith('--test')) continue;  // node:test's own flags
     else throw new Error(`unknown argument ${argv[i]}`);
