@@ -34,15 +34,6 @@ struct Prompt {
   std::string echo;  // completions with echo: the prompt's text
 };
 
-RequestLimits LimitsOf(const ApiServer& server, const Engine& engine) {
-  RequestLimits limits;
-  limits.max_model_len = engine.config().max_model_len;
-  limits.n_vocab = engine.model_config().n_vocab;
-  limits.model_id = server.options().model_id;
-  limits.default_max_tokens = server.options().default_max_tokens;
-  return limits;
-}
-
 std::variant<OpenAiRequest, ApiError> Parse(GenerationApi api, std::string_view body,
                                             const RequestLimits& limits) {
   switch (api) {
@@ -98,25 +89,32 @@ std::variant<Prompt, ApiError> BuildPrompt(const LoadedModel& model, bool chat,
 }
 
 // The API's response shape for this request.
-std::unique_ptr<ResponseWriter> MakeWriter(ApiServer& server, const LoadedModel& model,
-                                           GenerationApi api, const OpenAiRequest& req,
-                                           Prompt& prompt) {
+std::unique_ptr<ResponseWriter> MakeWriter(GenerationApi api, WriterRequest w) {
+  if (api == GenerationApi::kCompletion)
+    return std::make_unique<CompletionResponseWriter>(std::move(w.options), std::move(w.echo));
+  if (api == GenerationApi::kAnthropicMessages)
+    return std::make_unique<AnthropicResponseWriter>(std::move(w.options), w.prompt_tokens,
+                                                     w.tool_seed);
+  return std::make_unique<ChatResponseWriter>(std::move(w.options), w.tool_seed);
+}
+
+// What every writer starts from: a fresh id, the time, token bytes, the request's options.
+WriterRequest NewWriterRequest(ApiServer& server, const LoadedModel& model,
+                               std::string_view id_prefix, const OpenAiRequest& req,
+                               Prompt& prompt) {
   std::mt19937_64 id_rng(RandomSeed());
-  WriterOptions wo;
-  wo.meta.id = NewResponseId(IdPrefix(api), id_rng);
+  WriterRequest w;
+  WriterOptions& wo = w.options;
+  wo.meta.id = NewResponseId(id_prefix, id_rng);
   wo.meta.created = int64_t(std::time(nullptr));
   wo.meta.model = server.options().model_id;
   wo.token_bytes = TokenizerPieces(model.tokenizer);
   wo.logprobs = req.gen.sampling.logprobs || req.gen.sampling.top_logprobs > 0;
   wo.include_usage = req.include_usage;
-  if (api == GenerationApi::kCompletion)
-    return std::make_unique<CompletionResponseWriter>(std::move(wo), std::move(prompt.echo));
-  std::optional<uint64_t> tool_seed;
-  if (ToolCallsEnabled(req)) tool_seed = id_rng();
-  if (api == GenerationApi::kAnthropicMessages)
-    return std::make_unique<AnthropicResponseWriter>(std::move(wo), int(prompt.tokens.size()),
-                                                     tool_seed);
-  return std::make_unique<ChatResponseWriter>(std::move(wo), tool_seed);
+  w.prompt_tokens = int(prompt.tokens.size());
+  if (ToolCallsEnabled(req)) w.tool_seed = id_rng();
+  w.echo = std::move(prompt.echo);
+  return w;
 }
 
 // Engine::Submit's refusal as the client's answer: status and type from the error's code.
@@ -165,26 +163,42 @@ std::variant<std::shared_ptr<TokenConstraint>, ApiError> MakeConstraint(const Lo
 
 }  // namespace
 
+RequestLimits LimitsOf(const ApiServer& server, const Engine& engine) {
+  RequestLimits limits;
+  limits.max_model_len = engine.config().max_model_len;
+  limits.n_vocab = engine.model_config().n_vocab;
+  limits.model_id = server.options().model_id;
+  limits.default_max_tokens = server.options().default_max_tokens;
+  return limits;
+}
+
 void HandleGeneration(ApiServer& server, const LoadedModel& model, GenerationApi api,
                       HttpRequest&& request, std::shared_ptr<HttpExchange> ex) {
-  Engine& engine = *model.engine;
   const ErrorShape shape = ShapeOf(api);
+  auto parsed = Parse(api, request.body, LimitsOf(server, *model.engine));
+  if (auto* err = std::get_if<ApiError>(&parsed)) return ex->Respond(ErrorResponse(*err, shape));
+  SubmitGeneration(
+      server, model, std::get<OpenAiRequest>(parsed), IdPrefix(api), shape,
+      [api](WriterRequest w) { return MakeWriter(api, std::move(w)); }, std::move(ex));
+}
+
+void SubmitGeneration(ApiServer& server, const LoadedModel& model, OpenAiRequest& req,
+                      std::string_view id_prefix, ErrorShape shape,
+                      const WriterFactory& make_writer, std::shared_ptr<HttpExchange> ex) {
+  Engine& engine = *model.engine;
   const auto fail = [&](const ApiError& e) { ex->Respond(ErrorResponse(e, shape)); };
-  const RequestLimits limits = LimitsOf(server, engine);
-  auto parsed = Parse(api, request.body, limits);
-  if (auto* err = std::get_if<ApiError>(&parsed)) return fail(*err);
-  OpenAiRequest& req = std::get<OpenAiRequest>(parsed);
   auto prompt = BuildPrompt(model, req.chat, req);
   if (auto* err = std::get_if<ApiError>(&prompt)) return fail(*err);
   Prompt& p = std::get<Prompt>(prompt);
   int max_tokens = 0;
-  if (auto err = CheckPromptLength(int(p.tokens.size()), req, limits.max_model_len, &max_tokens))
+  if (auto err =
+          CheckPromptLength(int(p.tokens.size()), req, engine.config().max_model_len, &max_tokens))
     return fail(*err);
 
   auto constraint = MakeConstraint(model, req);
   if (auto* err = std::get_if<ApiError>(&constraint)) return fail(*err);
 
-  auto writer = MakeWriter(server, model, api, req, p);
+  auto writer = make_writer(NewWriterRequest(server, model, id_prefix, req, p));
   GenerationRequest gen = std::move(req.gen);
   gen.prompt = std::move(p.tokens);
   gen.max_tokens = max_tokens;
