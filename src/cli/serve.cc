@@ -27,6 +27,7 @@
 #include "server/batch_config.h"
 #include "server/http_server.h"
 #include "server/output_constraints.h"
+#include "server/response_store.h"
 #include "tokenizer/jinja/chat_template.h"
 
 namespace brisk::cli {
@@ -46,6 +47,9 @@ struct ServeOptions {
   EngineOptions engine;
   int default_max_tokens = 0;  // 0: the rest of the context
   int stream_interval = 1;
+  // The Responses API's store: its defaults are ResponseStoreLimits' (one source).
+  server::ResponseStoreLimits responses;
+  double responses_max_mib = double(server::ResponseStoreLimits{}.max_bytes) / (1 << 20);
   double max_body_mib = 8;
   double header_timeout_s = 10, body_timeout_s = 30, write_timeout_s = 30;
   std::string log_level = "info";
@@ -107,6 +111,25 @@ void ReloadBatchSettings(const ServeOptions& o, Engine& engine) {
                o.config.c_str(), BatchPolicyName(policy), seqs, tokens, tpot);
 }
 
+// CLI::Range of a ParamRange (the limits' own ranges, response_store.h).
+CLI::Range RangeOf(const ParamRange& r) { return CLI::Range(r.lo, r.hi); }
+
+void AddResponseStoreOptions(CLI::App* cmd, ServeOptions* o) {
+  cmd->add_option("--responses-max", o->responses.max_responses,
+                  "Responses API: most responses kept for previous_response_id and GET "
+                  "/v1/responses/{id} (least recently used go first; 0: keep none)")
+      ->check(RangeOf(server::kResponsesMaxRange))
+      ->capture_default_str();
+  cmd->add_option("--responses-max-mib", o->responses_max_mib,
+                  "Responses API: memory for kept responses and their conversations (MiB)")
+      ->check(RangeOf(server::kResponsesMaxMibRange))
+      ->capture_default_str();
+  cmd->add_option("--responses-ttl", o->responses.ttl_s,
+                  "Responses API: seconds a kept response lives after it was created")
+      ->check(RangeOf(server::kResponsesTtlRange))
+      ->capture_default_str();
+}
+
 // What `serve` needs before it binds a port: every flag checked (the engine's limits included),
 // nothing loaded yet.
 struct ServePlan {
@@ -133,6 +156,8 @@ Result<ServePlan> PlanServe(ServeOptions& o) {
       o.served_model_name.empty() ? ModelIdFromPath(p.model_path) : o.served_model_name;
   p.server.default_max_tokens = o.default_max_tokens;
   p.server.stream_interval = o.stream_interval;
+  p.server.responses = o.responses;
+  p.server.responses.max_bytes = size_t(o.responses_max_mib * (1 << 20));
   p.server.bench_dir = o.bench_dir.empty() ? BriskHome() + "/bench" : o.bench_dir;
   p.server.log_requests = o.log_level == "debug";
   return p;
@@ -341,6 +366,7 @@ CommandFn AddServeCommand(CLI::App& app) {
                   "tokens coalesced into one SSE event at most (1: every token)")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
+  AddResponseStoreOptions(cmd, o.get());
   cmd->add_option("--max-body-mib", o->max_body_mib, "largest request body (MiB)")
       ->check(CLI::Range(0.001, 1024.0))
       ->capture_default_str();

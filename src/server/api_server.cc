@@ -8,6 +8,7 @@
 #include "server/bench_page.h"
 #include "server/generation_route.h"
 #include "server/openai_response.h"
+#include "server/responses_route.h"
 #include "server/static_assets.h"
 
 namespace brisk::server {
@@ -72,7 +73,10 @@ bool BearerMatches(const std::string* authorization, const std::string& key) {
 }
 
 ApiServer::ApiServer(ServerOptions options, ServerMetrics* metrics, RequestLog* request_log)
-    : options_(std::move(options)), metrics_(metrics), request_log_(request_log) {}
+    : options_(std::move(options)),
+      metrics_(metrics),
+      request_log_(request_log),
+      responses_(options_.responses) {}
 
 void ApiServer::SetLoaded(const LoadedModel& model) {
   model_ = model;
@@ -107,6 +111,7 @@ ApiServer::ModelRoute ApiServer::ModelRouteOf(const std::string& p) {
   if (p == "/v1/completions" || p == "/completions") return ModelRoute::kCompletion;
   if (p == "/v1/messages") return ModelRoute::kMessages;
   if (p == "/v1/messages/count_tokens") return ModelRoute::kCountTokens;
+  if (p == "/v1/responses") return ModelRoute::kResponses;
   if (p == "/tokenize") return ModelRoute::kTokenize;
   if (p == "/detokenize") return ModelRoute::kDetokenize;
   return ModelRoute::kNone;
@@ -143,6 +148,12 @@ void ApiServer::Handle(HttpRequest&& r, std::shared_ptr<HttpExchange> ex) {
   if ((p == "/v1/models" || p == "/models") && get) return ex->Respond(Models());
   if (auto id = ModelIdInPath(p); id && get) return ex->Respond(Model(*id));
   if (p == "/props" && get) return ex->Respond(Props());
+  if (auto id = ResponseIdInPath(p)) {
+    if (get) return ex->Respond(GetStoredResponse(responses_, *id));
+    if (r.method == "DELETE") return ex->Respond(DeleteStoredResponse(responses_, *id));
+    return ex->Respond(
+        ErrorResponse(HttpError(405, "use GET or DELETE for " + r.path, "method_not_allowed")));
+  }
   if (p == "/admin/config" && (get || r.method == "PATCH" || post))
     return ex->Respond(AdminConfig(r));
   if (route != ModelRoute::kNone) return HandleModelRoute(route, std::move(r), std::move(ex));
@@ -173,6 +184,8 @@ void ApiServer::HandleModelRoute(ModelRoute route, HttpRequest&& r,
     resp.headers.emplace_back("Connection", "close");
     return ex->Respond(std::move(resp));
   }
+  if (route == ModelRoute::kResponses)
+    return HandleCreateResponse(*this, model_, std::move(r), std::move(ex));
   const GenerationApi api = route == ModelRoute::kChat         ? GenerationApi::kChat
                             : route == ModelRoute::kCompletion ? GenerationApi::kCompletion
                                                                : GenerationApi::kAnthropicMessages;

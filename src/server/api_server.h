@@ -1,7 +1,8 @@
 // The routes of `brisk serve` (DESIGN §6): authentication, the loading and draining states, and
 // the small endpoints (health, models, props, tokenize, detokenize, metrics, admin config, the
 // static web UI, the bench report of bench_page.h), and CORS (cors.h). Generation routes (OpenAI's
-// and Anthropic's /v1/messages with its count_tokens) are in generation_route.h. One ApiServer
+// and Anthropic's /v1/messages with its count_tokens) are in generation_route.h, the Responses
+// API's (with its store of responses) in responses_route.h. One ApiServer
 // serves every HTTP thread; the handler never blocks: generation work goes to the engine and comes
 // back through request sinks.
 #pragma once
@@ -20,6 +21,7 @@
 #include "server/http_server.h"
 #include "server/metrics.h"
 #include "server/request_log.h"
+#include "server/response_store.h"
 #include "tokenizer/jinja/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
@@ -34,6 +36,7 @@ struct ServerOptions {
   bool log_requests = false;       // one line per finished request on stderr (--log-level debug)
   std::string bench_dir;           // `brisk bench` output folder for GET /bench ("" = none)
   CorsPolicy cors;                 // --allowed-origins; off by default
+  ResponseStoreLimits responses;   // the Responses API's store (--responses-max, ...)
 };
 
 // What exists once the model is loaded (the server answers 503 before).
@@ -74,6 +77,7 @@ class ApiServer {
   const ServerOptions& options() const { return options_; }
   ServerMetrics* metrics() const { return metrics_; }
   RequestLog* request_log() const { return request_log_; }
+  ResponseStore& responses() { return responses_; }
   uint64_t NextRequestNumber() { return request_counter_.fetch_add(1) + 1; }
 
  private:
@@ -84,6 +88,7 @@ class ApiServer {
     kCompletion,
     kMessages,
     kCountTokens,
+    kResponses,
     kTokenize,
     kDetokenize
   };
@@ -108,6 +113,7 @@ class ApiServer {
   std::condition_variable drain_cv_;
   ServerMetrics* metrics_;
   RequestLog* request_log_;
+  ResponseStore responses_;
   std::atomic<bool> loaded_{false};
   LoadedModel model_;  // written once before loaded_ is set
   std::atomic<bool> draining_{false};

@@ -35,15 +35,6 @@ struct Prompt {
   std::string echo;  // completions with echo: the prompt's text
 };
 
-RequestLimits LimitsOf(const ApiServer& server, const Engine& engine) {
-  RequestLimits limits;
-  limits.max_model_len = engine.config().max_model_len;
-  limits.n_vocab = engine.model_config().n_vocab;
-  limits.model_id = server.options().model_id;
-  limits.default_max_tokens = server.options().default_max_tokens;
-  return limits;
-}
-
 std::variant<OpenAiRequest, ApiError> Parse(GenerationApi api, std::string_view body,
                                             const RequestLimits& limits) {
   switch (api) {
@@ -122,35 +113,41 @@ std::variant<std::vector<Prompt>, ApiError> BuildPrompts(const LoadedModel& mode
   return out;
 }
 
-ResponseMeta NewMeta(const ApiServer& server, GenerationApi api) {
+ResponseMeta NewMeta(const ApiServer& server, std::string_view id_prefix) {
   std::mt19937_64 id_rng(RandomSeed());
   ResponseMeta m;
-  m.id = NewResponseId(IdPrefix(api), id_rng);
+  m.id = NewResponseId(id_prefix, id_rng);
   m.created = int64_t(std::time(nullptr));
   m.model = server.options().model_id;
   return m;
 }
 
-// The API's response shape for one choice of this request. Streams of several choices leave the
-// usage chunk to their ChoiceGroup.
-std::unique_ptr<ResponseWriter> MakeWriter(const LoadedModel& model, GenerationApi api,
-                                           const OpenAiRequest& req, const ResponseMeta& meta,
-                                           bool grouped, Prompt& prompt) {
-  WriterOptions wo;
+// The API's response shape for one choice.
+std::unique_ptr<ResponseWriter> MakeWriter(GenerationApi api, WriterRequest w) {
+  if (api == GenerationApi::kCompletion)
+    return std::make_unique<CompletionResponseWriter>(std::move(w.options), std::move(w.echo),
+                                                      w.first_prompt_token);
+  if (api == GenerationApi::kAnthropicMessages)
+    return std::make_unique<AnthropicResponseWriter>(std::move(w.options), w.prompt_tokens,
+                                                     w.tool_seed);
+  return std::make_unique<ChatResponseWriter>(std::move(w.options), w.tool_seed);
+}
+
+// What every writer of one choice starts from. Streams of several choices leave the usage chunk
+// to their ChoiceGroup.
+WriterRequest NewWriterRequest(const LoadedModel& model, const OpenAiRequest& req,
+                               const ResponseMeta& meta, bool grouped, const Prompt& prompt) {
+  WriterRequest w;
+  WriterOptions& wo = w.options;
   wo.meta = meta;
   wo.token_bytes = TokenizerPieces(model.tokenizer);
   wo.logprobs = req.gen.sampling.logprobs || req.gen.sampling.top_logprobs > 0;
   wo.include_usage = req.include_usage && !grouped;
-  if (api == GenerationApi::kCompletion) {
-    const int32_t first = req.echo && wo.logprobs ? prompt.tokens[0] : -1;
-    return std::make_unique<CompletionResponseWriter>(std::move(wo), prompt.echo, first);
-  }
-  std::optional<uint64_t> tool_seed;
-  if (ToolCallsEnabled(req)) tool_seed = RandomSeed();
-  if (api == GenerationApi::kAnthropicMessages)
-    return std::make_unique<AnthropicResponseWriter>(std::move(wo), int(prompt.tokens.size()),
-                                                     tool_seed);
-  return std::make_unique<ChatResponseWriter>(std::move(wo), tool_seed);
+  w.prompt_tokens = int(prompt.tokens.size());
+  if (ToolCallsEnabled(req)) w.tool_seed = RandomSeed();
+  w.echo = prompt.echo;
+  if (!req.chat && req.echo && wo.logprobs) w.first_prompt_token = prompt.tokens[0];
+  return w;
 }
 
 // Engine::Submit's refusal as the client's answer: status and type from the error's code.
@@ -219,26 +216,42 @@ std::variant<GenerationRequest, ApiError> ChoiceRequest(const LoadedModel& model
 
 }  // namespace
 
+RequestLimits LimitsOf(const ApiServer& server, const Engine& engine) {
+  RequestLimits limits;
+  limits.max_model_len = engine.config().max_model_len;
+  limits.n_vocab = engine.model_config().n_vocab;
+  limits.model_id = server.options().model_id;
+  limits.default_max_tokens = server.options().default_max_tokens;
+  return limits;
+}
+
 void HandleGeneration(ApiServer& server, const LoadedModel& model, GenerationApi api,
                       HttpRequest&& request, std::shared_ptr<HttpExchange> ex) {
-  Engine& engine = *model.engine;
   const ErrorShape shape = ShapeOf(api);
+  auto parsed = Parse(api, request.body, LimitsOf(server, *model.engine));
+  if (auto* err = std::get_if<ApiError>(&parsed)) return ex->Respond(ErrorResponse(*err, shape));
+  SubmitGeneration(
+      server, model, std::get<OpenAiRequest>(parsed), IdPrefix(api), shape,
+      [api](WriterRequest w) { return MakeWriter(api, std::move(w)); }, std::move(ex));
+}
+
+void SubmitGeneration(ApiServer& server, const LoadedModel& model, OpenAiRequest& req,
+                      std::string_view id_prefix, ErrorShape shape,
+                      const WriterFactory& make_writer, std::shared_ptr<HttpExchange> ex) {
+  Engine& engine = *model.engine;
   const auto fail = [&](const ApiError& e) { ex->Respond(ErrorResponse(e, shape)); };
-  const RequestLimits limits = LimitsOf(server, engine);
-  auto parsed = Parse(api, request.body, limits);
-  if (auto* err = std::get_if<ApiError>(&parsed)) return fail(*err);
-  OpenAiRequest& req = std::get<OpenAiRequest>(parsed);
+  const int max_model_len = engine.config().max_model_len;
   auto built = BuildPrompts(model, req.chat, req);
   if (auto* err = std::get_if<ApiError>(&built)) return fail(*err);
   std::vector<Prompt>& prompts = std::get<std::vector<Prompt>>(built);
   std::vector<int> max_tokens(prompts.size());
   for (size_t i = 0; i < prompts.size(); ++i)
-    if (auto err = CheckPromptLength(int(prompts[i].tokens.size()), req, limits.max_model_len,
-                                     &max_tokens[i]))
+    if (auto err =
+            CheckPromptLength(int(prompts[i].tokens.size()), req, max_model_len, &max_tokens[i]))
       return fail(*err);
 
   const int n_choices = int(prompts.size()) * req.n;
-  const ResponseMeta meta = NewMeta(server, api);
+  const ResponseMeta meta = NewMeta(server, id_prefix);
   std::shared_ptr<ChoiceGroup> group;
   if (n_choices > 1)
     group = std::make_shared<ChoiceGroup>(
@@ -250,7 +263,7 @@ void HandleGeneration(ApiServer& server, const LoadedModel& model, GenerationApi
     if (auto* err = std::get_if<ApiError>(&gen)) return fail(*err);
     ResponseMeta m = meta;
     m.index = c;
-    auto writer = MakeWriter(model, api, req, m, group != nullptr, prompt);
+    auto writer = make_writer(NewWriterRequest(model, req, m, group != nullptr, prompt));
     gens.push_back(std::move(std::get<GenerationRequest>(gen)));
     gens.back().sink =
         std::make_shared<GenerationSink>(server, ex, req.stream, std::move(writer), group);

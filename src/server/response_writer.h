@@ -1,8 +1,9 @@
 // How one generation's output is shaped for its API (DESIGN §6): chat.completion,
-// text_completion or an Anthropic message, streamed as SSE events or sent as one body.
-// GenerationSink owns the flow (metrics, coalescing, the finish); a writer only formats, so each
-// API is one small type (chat_response_writer.h, completion_response_writer.h,
-// anthropic_response_writer.h). The defaults below are OpenAI's framing and error shape.
+// text_completion, an Anthropic message or a Responses API response, streamed as SSE events or sent
+// as one body. GenerationSink owns the flow (metrics, coalescing, the finish); a writer only
+// formats, so each API is one small type (chat_response_writer.h, completion_response_writer.h,
+// anthropic_response_writer.h, responses_response_writer.h). The defaults below are OpenAI's
+// framing and error shape.
 #pragma once
 
 #include <span>
@@ -59,8 +60,11 @@ class ResponseWriter {
   // with echo ask for them.
   virtual void SetPromptLogprobs(std::span<const TokenEvent> prompt) { (void)prompt; }
 
-  // A failure after the stream started: the error as the stream's last event.
-  std::string StreamError(const ApiError& e) { return Frame(ErrorObject(e, error_shape())); }
+  // A failure after the stream started: the error as the stream's last event (the Responses
+  // API ends with its own response.failed event instead).
+  virtual std::string StreamError(const ApiError& e) {
+    return Frame(ErrorObject(e, error_shape()));
+  }
   // The error body of a failed request (before a stream or instead of a whole response).
   virtual ErrorShape error_shape() const { return ErrorShape::kOpenAi; }
 

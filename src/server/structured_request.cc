@@ -109,6 +109,13 @@ std::optional<ApiError> ReadResponseFormat(const Json& v, StructuredOutput* out)
 
 }  // namespace
 
+std::optional<ApiError> ParseJsonSchemaField(const std::string& field, const Json& schema,
+                                             bool strict, StructuredOutput* out) {
+  if (auto e = ReadSchema(field, schema, out)) return e;
+  out->strict = strict;
+  return std::nullopt;
+}
+
 std::optional<ApiError> ParseStructuredOutput(const Json& body, StructuredOutput* out) {
   struct Reader {
     const char* field;

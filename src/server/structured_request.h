@@ -35,4 +35,11 @@ struct StructuredLimits {
 std::optional<ApiError> ParseStructuredOutput(const nlohmann::ordered_json& body,
                                               StructuredOutput* out);
 
+// A JSON Schema (an object, or a string holding one) that an API names elsewhere (the Responses
+// API's text.format): kind kJsonSchema, its size checked as for the fields above; errors name
+// `field`.
+std::optional<ApiError> ParseJsonSchemaField(const std::string& field,
+                                             const nlohmann::ordered_json& schema, bool strict,
+                                             StructuredOutput* out);
+
 }  // namespace brisk::server
