@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -22,6 +23,7 @@
 #include "model/default_model.h"
 #include "model/model_tokenizer.h"
 #include "model/synth.h"
+#include "runtime/cgroup_limits.h"
 #include "server/api_error.h"
 #include "server/api_server.h"
 #include "server/batch_config.h"
@@ -243,8 +245,30 @@ struct LoadedEngine {
   std::unique_ptr<server::OutputConstraints> constraints;
 };
 
+// Under a memory limit the packed weights alone take about the file's size: a model that cannot
+// fit is refused before loading it, instead of the kernel killing the process while it packs.
+Status CheckModelFitsMemory(const std::string& path, size_t limit) {
+  if (limit == 0) return Status::Ok();
+  std::error_code ec;
+  uintmax_t bytes = 0;
+  if (std::filesystem::is_directory(path, ec)) {
+    for (const auto& e : std::filesystem::directory_iterator(path, ec))
+      if (e.path().extension() == ".safetensors") bytes += e.file_size(ec);
+  } else {
+    bytes = std::filesystem::file_size(path, ec);
+  }
+  if (ec) return Status::Ok();  // Model::Load reports unreadable paths
+  const size_t need = size_t(bytes) + MemoryHeadroom(limit);
+  if (need <= limit) return Status::Ok();
+  return Status::ResourceExhausted(
+      "memory limit " + FormatBytes(int64_t(limit)) + " is below what the model needs resident: " +
+      FormatBytes(int64_t(bytes)) + " of weights + " + FormatBytes(int64_t(MemoryHeadroom(limit))) +
+      " headroom, before any KV cache; raise the limit or use a smaller file");
+}
+
 Result<LoadedEngine> LoadEngine(const ServePlan& p) {
   LoadedEngine l;
+  BRISK_RETURN_IF_ERROR(CheckModelFitsMemory(p.model_path, p.engine.memory_limit_bytes));
   BRISK_ASSIGN_OR_RETURN(l.model, Model::Load(p.model_path));
   BRISK_ASSIGN_OR_RETURN(Tokenizer tokenizer, TokenizerForModel(*l.model));
   l.tokenizer = std::make_unique<Tokenizer>(std::move(tokenizer));
@@ -276,6 +300,21 @@ void Announce(const ServePlan& p, const LoadedEngine& l, double load_s, server::
                p.server.model_id.c_str(), load_s, l.engine->config().max_model_len,
                s.kv_blocks_total, s.max_num_seqs, BatchPolicyName(s.policy),
                p.server.api_key.empty() ? "" : ", API key required");
+  const EngineConfig& c = l.engine->config();
+  const CgroupLimits& cg = ProcessCgroupLimits();
+  std::string cpu = cg.cpu_quota
+                        ? ", cgroup CPU quota " + std::to_string(*cg.cpu_quota).substr(0, 4)
+                        : std::string();
+  std::string mem =
+      c.memory_limit_bytes
+          ? "memory limit " + FormatBytes(int64_t(c.memory_limit_bytes)) +
+                (cg.memory_bytes && size_t(*cg.memory_bytes) == c.memory_limit_bytes
+                     ? " (cgroup v" + std::to_string(cg.version) + " " + cg.memory_dir + ")"
+                     : " (--memory-limit)")
+          : std::string("no memory limit");
+  std::fprintf(stderr, "brisk serve: %d compute threads%s; %s; KV cache %s\n",
+               c.threads > 0 ? c.threads : ThreadPool::DefaultThreads(), cpu.c_str(), mem.c_str(),
+               FormatBytes(int64_t(c.kv_cache_bytes)).c_str());
   std::printf("ready\n");
   std::fflush(stdout);
 }
