@@ -15,6 +15,27 @@ CollectingSink::CollectingSink(int expected_tokens, Callbacks callbacks)
   tokens_.reserve(n);
 }
 
+void CollectingSink::OnPromptLogprobs(std::span<const TokenEvent> prompt) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (prompt_logprobs_calls_++ == 0) tokens_before_prompt_logprobs_ = tokens_.size();
+  prompt_logprobs_.assign(prompt.begin(), prompt.end());
+}
+
+std::vector<TokenEvent> CollectingSink::prompt_logprobs() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return prompt_logprobs_;
+}
+
+int CollectingSink::prompt_logprobs_calls() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return prompt_logprobs_calls_;
+}
+
+size_t CollectingSink::tokens_before_prompt_logprobs() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tokens_before_prompt_logprobs_;
+}
+
 void CollectingSink::OnToken(const TokenEvent& e) {
   const double t = NowSeconds();  // before the lock: the arrival, not the wait for it
   {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ class CollectingSink : public RequestSink {
   // `expected_tokens` only reserves room for the token times.
   explicit CollectingSink(int expected_tokens = 0, Callbacks callbacks = {});
 
+  void OnPromptLogprobs(std::span<const TokenEvent> prompt) override;
   void OnToken(const TokenEvent& e) override;
   void OnFinish(const FinishInfo& f) override;
 
@@ -44,6 +46,10 @@ class CollectingSink : public RequestSink {
   std::string text();
   std::vector<double> token_times();
   FinishInfo info();
+  std::vector<TokenEvent> prompt_logprobs();
+  // OnPromptLogprobs calls, and how many tokens had arrived before the first.
+  int prompt_logprobs_calls();
+  size_t tokens_before_prompt_logprobs();
   double finish_s();  // NowSeconds() at the finish (0 before it)
 
  private:
@@ -54,6 +60,9 @@ class CollectingSink : public RequestSink {
   std::vector<double> token_s_;
   std::string text_;
   FinishInfo info_;
+  std::vector<TokenEvent> prompt_logprobs_;
+  int prompt_logprobs_calls_ = 0;
+  size_t tokens_before_prompt_logprobs_ = 0;
   double finish_s_ = 0;
   bool done_ = false;
 };

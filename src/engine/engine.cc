@@ -7,6 +7,7 @@
 #include <random>
 
 #include "engine/output_processor.h"
+#include "engine/prompt_logprobs.h"
 #include "engine/request_validation.h"
 #include "tokenizer/detokenizer.h"
 #include "util/clock.h"
@@ -28,6 +29,24 @@ const char* FinishReasonName(FinishReason r) {
   }
   return "?";
 }
+
+namespace {
+
+// The first earlier request of a SubmitAll group with the same prompt in the same numerics class
+// (so the same cached blocks), or 0. Requests that skip the prefix cache neither lead nor follow.
+uint64_t PrefillLeaderOf(const std::vector<std::unique_ptr<RequestState>>& group, size_t i,
+                         bool prefix_caching) {
+  const SeqState& s = group[i]->seq;
+  if (!prefix_caching || s.skip_prefix_cache) return 0;
+  for (size_t j = 0; j < i; ++j) {
+    const SeqState& l = group[j]->seq;
+    if (!l.skip_prefix_cache && l.prompt_class == s.prompt_class && l.tokens == s.tokens)
+      return group[j]->prefill_leader ? group[j]->prefill_leader : group[j]->id;
+  }
+  return 0;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<Engine>> Engine::Create(const Model& model, const Tokenizer* tokenizer,
                                                const EngineConfig& config) {
@@ -104,29 +123,43 @@ NumericsClass Engine::PromptClassFor(int num_prompt) const {
 }
 
 Result<uint64_t> Engine::Submit(GenerationRequest req) {
-  const int V = fwd_->config().n_vocab;
-  if (!req.sink) return Status::Error("request has no sink");
-  BRISK_RETURN_IF_ERROR(
-      ValidateGenerationRequest(req, {V, config_.max_model_len, tokenizer_ != nullptr}));
+  std::vector<GenerationRequest> one;
+  one.push_back(std::move(req));
+  BRISK_ASSIGN_OR_RETURN(const std::vector<uint64_t> ids, SubmitAll(std::move(one)));
+  return ids[0];
+}
 
-  std::unique_ptr<RequestState> a = NewRequestState(std::move(req));
-  uint64_t id;
+Result<std::vector<uint64_t>> Engine::SubmitAll(std::vector<GenerationRequest> reqs) {
+  const int V = fwd_->config().n_vocab;
+  if (reqs.empty()) return Status::Error("no requests to submit");
+  for (const GenerationRequest& req : reqs) {
+    if (!req.sink) return Status::Error("request has no sink");
+    BRISK_RETURN_IF_ERROR(
+        ValidateGenerationRequest(req, {V, config_.max_model_len, tokenizer_ != nullptr}));
+  }
+  std::vector<std::unique_ptr<RequestState>> states;
+  for (GenerationRequest& req : reqs) states.push_back(NewRequestState(std::move(req)));
+  std::vector<uint64_t> ids;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) return Status::Unavailable("the engine is shutting down");
-    if (queued_ >= config_.max_waiting + max_num_seqs_.load()) {
-      ++stats_.rejected;
+    const int n = int(states.size());
+    if (queued_ + n > config_.max_waiting + max_num_seqs_.load()) {
+      stats_.rejected += n;
       return Status::ResourceExhausted("overloaded: " + std::to_string(queued_) +
                                        " requests are queued or running; retry later");
     }
-    id = next_id_++;
-    a->id = id;
-    a->seq.id = id;
-    ++queued_;
-    inbox_.push_back(std::move(a));
+    for (size_t i = 0; i < states.size(); ++i) {
+      RequestState& a = *states[i];
+      a.id = a.seq.id = next_id_++;
+      ids.push_back(a.id);
+      a.prefill_leader = PrefillLeaderOf(states, i, config_.prefix_caching);
+    }
+    queued_ += n;
+    for (auto& a : states) inbox_.push_back(std::move(a));
   }
   wake_.notify_all();
-  return id;
+  return ids;
 }
 
 void Engine::Cancel(uint64_t id) {
@@ -178,6 +211,8 @@ std::unique_ptr<RequestState> Engine::NewRequestState(GenerationRequest req) con
   r->seq.num_prompt = int(req.prompt.size());
   r->seq.prompt_class = PromptClassFor(r->seq.num_prompt);
   r->seq.priority = req.priority;
+  r->seq.skip_prefix_cache = req.prompt_logprobs >= 0;
+  if (req.prompt_logprobs >= 0) r->prompt_logprobs.resize(req.prompt.size() - 1);
   r->req = std::move(req);
   return r;
 }
@@ -192,7 +227,10 @@ void Engine::TakeInbox() {
   }
   for (auto& r : in) {
     r->seq.arrival = next_arrival_++;
-    scheduler_.Add(&r->seq);
+    if (r->prefill_leader)
+      parked_.push_back(r.get());
+    else
+      scheduler_.Add(&r->seq);
     const uint64_t id = r->id;
     active_[id] = std::move(r);
   }
@@ -201,6 +239,18 @@ void Engine::TakeInbox() {
     if (it != active_.end() && !it->second->finished)
       Finish(*it->second, FinishReason::kCancelled, "cancelled");
   }
+}
+
+void Engine::ReleaseParked() {
+  auto ready = [&](RequestState* r) {
+    if (r->finished) return true;  // cancelled or expired while parked: just drop it
+    const auto leader = active_.find(r->prefill_leader);
+    if (leader != active_.end() && !leader->second->finished && !leader->second->prompt_done)
+      return false;
+    scheduler_.Add(&r->seq);
+    return true;
+  };
+  parked_.erase(std::remove_if(parked_.begin(), parked_.end(), ready), parked_.end());
 }
 
 void Engine::Finish(RequestState& r, FinishReason reason, const std::string& message,
@@ -227,7 +277,7 @@ void Engine::DropFinished() {
 void Engine::PublishLocked() {
   EngineStats& s = stats_;
   s.running = scheduler_.num_running();
-  s.waiting = scheduler_.num_waiting() + int(inbox_.size());
+  s.waiting = scheduler_.num_waiting() + int(inbox_.size()) + int(parked_.size());
   s.max_num_seqs = max_num_seqs_.load();
   s.kv_blocks_free = blocks_.num_free_blocks();
   s.kv_usage = blocks_.usage();
@@ -248,6 +298,7 @@ bool Engine::Step() {
   if (const Status st = RunModel(batch); st.ok()) {
     scheduler_.Commit(plan);
     CountStepTokens(batch);
+    CompletePrompts(batch);
     const std::span<const SampleResult> results = SampleOutputs(batch);
     const OutputRules rules{sampler_.eog_ids(), config_.max_model_len};
     for (const FinishDecision& d : ProcessOutputs(batch.sampled, results, NowSeconds(), rules))
@@ -267,6 +318,7 @@ bool Engine::Step() {
 StepPlan Engine::PlanStep(double now) {
   TakeInbox();
   ExpireDeadlines(now);
+  ReleaseParked();
   ApplyPendingPolicy();
   const BatchLimits limits = controller_.limits();
   max_num_seqs_.store(limits.max_num_seqs);
@@ -297,7 +349,10 @@ const Engine::ModelBatch& Engine::BuildBatch(const StepPlan& plan, double now) {
   b.tokens.clear();
   b.runs.clear();
   b.logit_rows.clear();
+  b.row_uses.clear();
   b.sampled.clear();
+  b.prompts_done.clear();
+  b.needs_hidden = false;
   b.fused_argmax = true;
   b.prompt_tokens = 0;
   b.decode_seqs = 0;
@@ -306,6 +361,7 @@ const Engine::ModelBatch& Engine::BuildBatch(const StepPlan& plan, double now) {
     RequestState& r = *active_.at(seq.id);
     if (r.t_scheduled < 0) r.t_scheduled = now;
     b.decode_seqs += c.start >= seq.num_prompt;
+    const int32_t first_row = int32_t(b.tokens.size());
     b.tokens.insert(b.tokens.end(), seq.tokens.begin() + c.start,
                     seq.tokens.begin() + c.start + c.n);
     const std::span<const int32_t> table = blocks_.BlockTable(seq.id);
@@ -316,24 +372,113 @@ const Engine::ModelBatch& Engine::BuildBatch(const StepPlan& plan, double now) {
     b.runs.push_back({KvBlocks{kv_.get(), table.data(), int(table.size())}, c.start, c.n,
                       prefill_class ? prompt_part : 0});
     b.prompt_tokens += prompt_part;
-    if (c.sample) {
-      b.logit_rows.push_back(int32_t(b.tokens.size()) - 1);
-      b.sampled.push_back(&r);
-      // Suppressed tokens (ignore_eos, min_tokens) do not need the logits: the fused argmax
-      // skips them.
-      b.fused_argmax = b.fused_argmax && r.plain_greedy;
-    }
+    AddOutputRows(c, r, first_row, &b);
   }
   return b;
 }
 
+// The rows chunk c of r needs: each prompt position whose next token is scored (prompt logprobs,
+// until delivered), and the last token's row to sample from, or for a prefill-only request its
+// hidden state when asked for.
+void Engine::AddOutputRows(const ScheduledChunk& c, RequestState& r, int32_t first_row,
+                           ModelBatch* b) {
+  const SeqState& seq = *c.seq;
+  const int end = c.start + c.n;
+  if (r.req.prompt_logprobs >= 0 && !r.prompt_done) {
+    for (int pos = c.start; pos < std::min(end, seq.num_prompt - 1); ++pos) {
+      b->logit_rows.push_back(first_row + pos - c.start);
+      b->row_uses.push_back({&r, -1, pos});
+    }
+  }
+  if (!r.prompt_done && end >= seq.num_prompt) b->prompts_done.push_back(&r);
+  if (!c.sample) return;
+  if (r.req.max_tokens == 0) {
+    if (!r.req.return_hidden) return;
+    b->logit_rows.push_back(first_row + c.n - 1);
+    b->row_uses.push_back({&r, -1, -1});
+    b->needs_hidden = true;
+    return;
+  }
+  b->logit_rows.push_back(first_row + c.n - 1);
+  b->row_uses.push_back({&r, int(b->sampled.size()), -1});
+  b->sampled.push_back(&r);
+  // Suppressed tokens (ignore_eos, min_tokens) do not need the logits: the fused argmax skips
+  // them.
+  b->fused_argmax = b->fused_argmax && r.plain_greedy;
+}
+
 // Logits (or, on the fused-argmax route, the argmax ids) of the batch's sampled rows.
 Status Engine::RunModel(const ModelBatch& b) {
+  if (b.row_uses.size() != b.sampled.size()) return RunModelRows(b);
   if (b.sampled.empty()) return fwd_->RunBatch(b.tokens, b.runs, {}, nullptr);
   if (b.fused_argmax)
     return fwd_->RunBatchArgmax(b.tokens, b.runs, b.logit_rows, argmax_.data(),
                                 sampler_.SuppressedSpans(b.sampled));
   return fwd_->RunBatch(b.tokens, b.runs, b.logit_rows, logits_.data());
+}
+
+Status Engine::RunModelRows(const ModelBatch& b) {
+  const ModelConfig& mc = fwd_->config();
+  float* hidden = nullptr;
+  if (b.needs_hidden) {
+    hidden_.resize(b.logit_rows.size() * size_t(mc.n_embd));
+    hidden = hidden_.data();
+  }
+  Status st;
+  const bool only_hidden = std::all_of(b.row_uses.begin(), b.row_uses.end(), [](const RowUse& u) {
+    return u.sample < 0 && u.prompt_pos < 0;
+  });
+  if (only_hidden) {
+    st = fwd_->RunBatch(b.tokens, b.runs, b.logit_rows, nullptr, hidden);
+  } else {
+    // Prompt scoring can ask for a logits row per prompt token: a bounded group at a time.
+    constexpr int kGroupRows = 32;
+    group_logits_.resize(size_t(kGroupRows) * size_t(mc.n_vocab));
+    st = fwd_->RunBatchGrouped(
+        b.tokens, b.runs, b.logit_rows, kGroupRows, group_logits_.data(),
+        [&](int first, int count, const float* logits) {
+          ScorePromptRows(b, first, count, logits);
+        },
+        hidden);
+  }
+  if (!st.ok() || !hidden) return st;
+  for (size_t i = 0; i < b.row_uses.size(); ++i) {
+    const RowUse& u = b.row_uses[i];
+    if (u.sample < 0 && u.prompt_pos < 0)
+      u.request->hidden.assign(hidden + i * size_t(mc.n_embd),
+                               hidden + (i + 1) * size_t(mc.n_embd));
+  }
+  return st;
+}
+
+// Rows [first, first + count) of the batch: sampled rows' logits go where the sampler reads them,
+// prompt rows are scored in parallel.
+void Engine::ScorePromptRows(const ModelBatch& b, int first, int count, const float* logits) {
+  const size_t V = size_t(fwd_->config().n_vocab);
+  pool_->ParallelFor(count, 1, [&](int64_t k0, int64_t k1, int) {
+    for (int64_t k = k0; k < k1; ++k) {
+      const RowUse& u = b.row_uses[size_t(first + k)];
+      const float* row = logits + size_t(k) * V;
+      if (u.sample >= 0) {
+        std::copy(row, row + V, logits_.data() + size_t(u.sample) * V);
+      } else if (u.prompt_pos >= 0) {
+        RequestState& r = *u.request;
+        const int32_t next = r.seq.tokens[size_t(u.prompt_pos) + 1];
+        r.prompt_logprobs[size_t(u.prompt_pos)] =
+            ScoreToken(row, int(V), next, r.req.prompt_logprobs);
+      }
+    }
+  });
+}
+
+// Each request whose prompt was computed this step: its prompt logprobs go out before any token
+// of it, and a prefill-only request ends here.
+void Engine::CompletePrompts(const ModelBatch& b) {
+  for (RequestState* r : b.prompts_done) {
+    r->prompt_done = true;
+    if (r->req.prompt_logprobs >= 0) r->req.sink->OnPromptLogprobs(r->prompt_logprobs);
+    if (r->req.max_tokens == 0) Finish(*r, FinishReason::kLength);
+  }
 }
 
 std::span<const SampleResult> Engine::SampleOutputs(const ModelBatch& b) {

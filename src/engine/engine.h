@@ -67,6 +67,12 @@ class Engine {
   // failed_precondition for the request, resource_exhausted when the waiting queue is full,
   // unavailable while shutting down.
   Result<uint64_t> Submit(GenerationRequest request);
+  // Submits requests together, all or none (the first error is returned): the choices of one
+  // `n` > 1 request, the prompts of a batched completion, the inputs of an embeddings call. A
+  // request whose prompt equals an earlier one's in the group waits until that prompt is computed,
+  // then takes its KV blocks from the prefix cache: n copies of one prefill, not n prefills. Ids
+  // are in request order.
+  Result<std::vector<uint64_t>> SubmitAll(std::vector<GenerationRequest> requests);
   // Ends a request at the next step (kCancelled) and frees its blocks; unknown ids are ignored.
   void Cancel(uint64_t id);
 
@@ -84,15 +90,26 @@ class Engine {
   const Tokenizer* tokenizer() const { return tokenizer_; }
 
  private:
+  // What a row of the model's output is for: sampling the request's next token (sample: its index
+  // in ModelBatch::sampled), scoring prompt token prompt_pos + 1, or only its hidden state.
+  struct RowUse {
+    RequestState* request = nullptr;
+    int sample = -1;
+    int prompt_pos = -1;
+  };
   // The model inputs of one step, built from the scheduler's plan (plain data).
   struct ModelBatch {
     std::vector<int32_t> tokens;         // the chunks' tokens back to back
     std::vector<SeqRun> runs;            // one per chunk
-    std::vector<int32_t> logit_rows;     // rows of `tokens` whose next token is sampled
-    std::vector<RequestState*> sampled;  // the request of each logit row
-    bool fused_argmax = false;           // every sampled request is plain greedy
-    int64_t prompt_tokens = 0;           // prompt tokens computed (for stats)
-    int decode_seqs = 0;                 // chunks that extend generated tokens (the controller's)
+    std::vector<int32_t> logit_rows;     // rows of `tokens` whose output is needed (ascending)
+    std::vector<RowUse> row_uses;        // what each logit row is for
+    std::vector<RequestState*> sampled;  // requests sampled this step, in logit-row order
+    // Requests whose prompt is computed for the first time this step.
+    std::vector<RequestState*> prompts_done;
+    bool needs_hidden = false;  // a row of a return_hidden request
+    bool fused_argmax = false;  // every sampled request is plain greedy
+    int64_t prompt_tokens = 0;  // prompt tokens computed (for stats)
+    int decode_seqs = 0;        // chunks that extend generated tokens (the controller's)
   };
 
   Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfig& config, int n_blocks);
@@ -104,7 +121,14 @@ class Engine {
   void ExpireDeadlines(double now);
   void ApplyPendingPolicy();
   const ModelBatch& BuildBatch(const StepPlan& plan, double now);
+  void AddOutputRows(const ScheduledChunk& c, RequestState& r, int32_t first_row, ModelBatch* b);
   Status RunModel(const ModelBatch& batch);
+  // RunModel when rows other than sampled ones are needed (prompt logprobs, hidden states).
+  Status RunModelRows(const ModelBatch& batch);
+  void ScorePromptRows(const ModelBatch& batch, int first, int count, const float* logits);
+  // After the model ran: prompt logprobs to sinks and prefill-only requests finished, before any
+  // token of the step is published.
+  void CompletePrompts(const ModelBatch& batch);
   std::span<const SampleResult> SampleOutputs(const ModelBatch& batch);
   void CountStepTokens(const ModelBatch& batch);
   void ObserveStep(const ModelBatch& batch, double t0);
@@ -112,6 +136,8 @@ class Engine {
   NumericsClass PromptClassFor(int num_prompt) const;  // SeqState::prompt_class of a new request
   std::unique_ptr<RequestState> NewRequestState(GenerationRequest req) const;
   void TakeInbox();
+  // Parked requests whose prefill leader's prompt is done (or gone) join the scheduler.
+  void ReleaseParked();
   void Finish(RequestState& r, FinishReason reason, const std::string& message = {},
               const std::string& stop = {});
   void DropFinished();
@@ -128,9 +154,12 @@ class Engine {
 
   // Engine-thread state.
   std::unordered_map<uint64_t, std::unique_ptr<RequestState>> active_;
-  ModelBatch batch_;             // BuildBatch's output, reused step to step
-  std::vector<float> logits_;    // RunModel's output: one n_vocab row per sampled request
-  std::vector<int32_t> argmax_;  // RunModel's output on the fused-argmax route
+  std::vector<RequestState*> parked_;  // waiting for a SubmitAll sibling's prefill
+  ModelBatch batch_;                   // BuildBatch's output, reused step to step
+  std::vector<float> logits_;          // RunModel's output: one n_vocab row per sampled request
+  std::vector<int32_t> argmax_;        // RunModel's output on the fused-argmax route
+  std::vector<float> hidden_;          // RunModelRows: final hidden states of the logit rows
+  std::vector<float> group_logits_;    // RunModelRows: logits of one group of rows
   std::vector<SampleResult> argmax_results_;
   BatchSampler sampler_;
   uint64_t next_arrival_ = 0;

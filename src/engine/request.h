@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,9 @@ struct FinishInfo {
   std::string stop_matched;  // the stop string or "" (stop token / EOG)
   Usage usage;
   RequestTimings timings;
+  // GenerationRequest::return_hidden: the last prompt token's final hidden state (n_embd floats,
+  // after the output norm); empty otherwise or when the request did not get that far.
+  std::vector<float> hidden;
 };
 
 // Called on the engine thread: implementations must return quickly (queue and wake someone).
@@ -51,13 +55,19 @@ class RequestSink {
  public:
   virtual ~RequestSink() = default;
   virtual void OnToken(const TokenEvent& e) = 0;
+  // GenerationRequest::prompt_logprobs: once, when the whole prompt is computed, before any token
+  // event: one entry per prompt token after the first (its id, logprob and top alternatives under
+  // the model's raw distribution; text empty).
+  virtual void OnPromptLogprobs(std::span<const TokenEvent> prompt) { (void)prompt; }
   virtual void OnFinish(const FinishInfo& f) = 0;  // exactly once, last
 };
 
 struct GenerationRequest {
   std::vector<int32_t> prompt;
   SamplingParams sampling;
-  int max_tokens = 256;     // generated tokens, > 0
+  // Generated tokens. 0: prefill only (prompt logprobs, hidden state); the request ends with
+  // kLength once its prompt is computed, without token events.
+  int max_tokens = 256;
   int min_tokens = 0;       // EOG / stop tokens suppressed until this many were generated
   bool ignore_eos = false;  // never stop on EOG (benchmarks with fixed output lengths)
   std::vector<int32_t> stop_token_ids;
@@ -65,6 +75,13 @@ struct GenerationRequest {
   int priority = 0;                             // lower runs first
   double timeout_s = 0;                         // deadline after submission; 0 = none
   std::shared_ptr<TokenConstraint> constraint;  // e.g. JSON output; null = none
+  // -1: none. 0..kMaxPromptLogprobs: report each prompt token's logprob with this many top
+  // alternatives (RequestSink::OnPromptLogprobs). Such a prompt is computed in full, never taken
+  // from the prefix cache: cached positions have no logits.
+  int prompt_logprobs = -1;
+  // Only with max_tokens 0: FinishInfo::hidden gets the last prompt token's final hidden state
+  // (embedding models pool it).
+  bool return_hidden = false;
   std::shared_ptr<RequestSink> sink;
 };
 

@@ -34,6 +34,7 @@ FinishInfo MakeFinishInfo(const RequestState& r, FinishReason reason, std::strin
   t.prefill_s = emitted && scheduled ? r.t_first - r.t_scheduled : 0;
   t.decode_s = emitted ? r.t_last - r.t_first : 0;
   t.preemptions = r.seq.num_preemptions;
+  f.hidden = r.hidden;
   return f;
 }
 

@@ -29,6 +29,14 @@ struct RequestState {
   double deadline = 0;  // 0 = none
   int generated = 0;
   bool finished = false;
+  // The whole prompt has been computed once (prompt logprobs delivered, parked siblings free).
+  bool prompt_done = false;
+  // Of a SubmitAll group: the request whose prompt is the same and computed first; this one waits
+  // (parked) until that prompt is done, then takes its KV blocks from the prefix cache. 0: none.
+  uint64_t prefill_leader = 0;
+  // GenerationRequest::prompt_logprobs: entry i scores prompt token i + 1, filled as chunks run.
+  std::vector<TokenEvent> prompt_logprobs;
+  std::vector<float> hidden;  // GenerationRequest::return_hidden, once computed
 };
 
 // True when sampling with p needs nothing but the argmax of the raw logits.

@@ -28,6 +28,10 @@ Status ValidateGenerationParams(const GenerationRequest& r, const EngineRequestL
                                        std::to_string(r.max_tokens) + ")",
                                    "min_tokens");
   }
+  BRISK_RETURN_IF_ERROR(CheckInt(kPromptLogprobsRange, "prompt_logprobs", r.prompt_logprobs));
+  if (r.return_hidden && r.max_tokens != 0)
+    return Status::InvalidArgument("return_hidden needs max_tokens 0 (a prefill-only request)",
+                                   "return_hidden");
   BRISK_RETURN_IF_ERROR(CheckFloat(kTimeoutRange, "timeout_s", r.timeout_s));
   BRISK_RETURN_IF_ERROR(CheckTokenIds(r.stop_token_ids, limits.n_vocab, "stop_token_ids"));
   if (!r.stop.empty() && !limits.has_tokenizer) {
@@ -49,7 +53,8 @@ Status ValidateGenerationRequest(const GenerationRequest& r, const EngineRequest
 }
 
 Status CheckPromptFits(int64_t prompt_tokens, int max_tokens, int max_model_len) {
-  if (prompt_tokens < max_model_len) return Status::Ok();
+  if (prompt_tokens < max_model_len || (max_tokens == 0 && prompt_tokens == max_model_len))
+    return Status::Ok();
   const int64_t total = prompt_tokens + max_tokens;
   return Status::OutOfRange(
       "This model's maximum context length is " + std::to_string(max_model_len) +

@@ -17,7 +17,11 @@
 
 namespace brisk {
 
-inline constexpr ParamRange kMaxTokensRange = IntRange(1, INT_MAX);
+inline constexpr ParamRange kMaxTokensRange = IntRange(0, INT_MAX);  // 0: prefill only
+// The chat APIs (OpenAI chat, Anthropic) ask for at least one token; only completions take 0.
+inline constexpr ParamRange kChatMaxTokensRange = IntRange(1, INT_MAX);
+inline constexpr int kMaxPromptLogprobs = 20;
+inline constexpr ParamRange kPromptLogprobsRange = IntRange(-1, kMaxPromptLogprobs);  // -1: none
 inline constexpr ParamRange kMinTokensRange = IntRange(0, INT_MAX);  // and <= max_tokens
 inline constexpr ParamRange kTimeoutRange = {0, DBL_MAX};            // seconds; 0 = none
 
@@ -28,7 +32,8 @@ struct EngineRequestLimits {
   bool has_tokenizer = false;  // stop strings need one
 };
 
-// Everything but the prompt: max_tokens, min_tokens <= max_tokens, the timeout, stop token ids,
+// Everything but the prompt: max_tokens, min_tokens <= max_tokens, prompt_logprobs, return_hidden
+// only with max_tokens 0, the timeout, stop token ids,
 // stop strings (failed_precondition without a tokenizer) and the sampling parameters, held to
 // `sampling`. Errors are invalid_argument naming the field unless said otherwise.
 Status ValidateGenerationParams(const GenerationRequest& r, const EngineRequestLimits& limits,
@@ -42,7 +47,8 @@ Status ValidatePrompt(std::span<const int32_t> prompt, int max_tokens,
 // What Engine::Submit checks: the prompt, then the parameters at the sampler's ranges.
 Status ValidateGenerationRequest(const GenerationRequest& r, const EngineRequestLimits& limits);
 
-// A prompt must leave room for at least one generated token: out_of_range otherwise, in vLLM's
+// A prompt must leave room for at least one generated token (a prefill-only request, max_tokens 0,
+// may fill the context): out_of_range otherwise, in vLLM's
 // wording ("This model's maximum context length is ..."). A prompt that fits but leaves less room
 // than max_tokens is fine: generation stops at the context limit (FitMaxTokens).
 Status CheckPromptFits(int64_t prompt_tokens, int max_tokens, int max_model_len);

@@ -91,7 +91,8 @@ StepPlan Scheduler::Schedule() {
          int(running_.size()) < config_.max_num_seqs) {
     SeqState* s = waiting_.front();
     const uint64_t salt = CacheSalt(s->prompt_class);
-    PrefixMatch match = blocks_.FindCachedPrefix(s->tokens, salt);
+    PrefixMatch match =
+        s->skip_prefix_cache ? PrefixMatch{} : blocks_.FindCachedPrefix(s->tokens, salt);
     const int computed = match.total_tokens();
     const int remaining = int(s->tokens.size()) - computed;
     const int n = std::min({remaining, budget, remaining > 1 ? chunk_cap : 1});

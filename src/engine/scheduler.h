@@ -42,6 +42,9 @@ struct SeqState {
   // salt and only its prompt blocks are registered: a later prompt covering its generated tokens
   // would compute them in the prefill class, so a hit would not reproduce a cold run bit for bit.
   NumericsClass prompt_class = NumericsClass::kDecode;
+  // Admit without looking in the prefix cache (every prompt position is computed: a request for
+  // prompt logprobs needs each position's logits).
+  bool skip_prefix_cache = false;
 };
 
 struct ScheduledChunk {

@@ -416,12 +416,39 @@ Status FastForward::Forward(std::span<const int32_t> tokens, std::span<const Seq
   return Status::Ok();
 }
 
+void FastForward::LmHead(int first, int count, float* logits) {
+  Q8Acts sub = SubView(q_embd_.view(), first);
+  sub.n_tokens = count;
+  Matmul(pool_, output_, {&sub, &xn_[size_t(first) * c_.n_embd], c_.n_embd}, count, logits,
+         c_.n_vocab, ws_);
+}
+
+void FastForward::CopyHidden(int m, float* hidden) const {
+  if (hidden && m > 0)
+    std::memcpy(hidden, xn_.data(), size_t(m) * size_t(c_.n_embd) * sizeof(float));
+}
+
 Status FastForward::RunBatch(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
-                             std::span<const int32_t> logit_rows, float* logits) {
+                             std::span<const int32_t> logit_rows, float* logits, float* hidden) {
   int m = 0;
   BRISK_RETURN_IF_ERROR(Forward(tokens, runs, logit_rows, &m));
-  if (m > 0)
-    Matmul(pool_, output_, {&q_embd_.view(), xn_.data(), c_.n_embd}, m, logits, c_.n_vocab, ws_);
+  CopyHidden(m, hidden);
+  if (m > 0 && logits) LmHead(0, m, logits);
+  return Status::Ok();
+}
+
+Status FastForward::RunBatchGrouped(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
+                                    std::span<const int32_t> logit_rows, int group_rows,
+                                    float* scratch, const LogitGroupFn& consume, float* hidden) {
+  if (group_rows < 1) return Status::Error("group_rows must be at least 1");
+  int m = 0;
+  BRISK_RETURN_IF_ERROR(Forward(tokens, runs, logit_rows, &m));
+  CopyHidden(m, hidden);
+  for (int r0 = 0; r0 < m; r0 += group_rows) {
+    const int k = std::min(group_rows, m - r0);
+    LmHead(r0, k, scratch);
+    consume(r0, k, scratch);
+  }
   return Status::Ok();
 }
 

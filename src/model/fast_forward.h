@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -42,9 +43,19 @@ class FastForward {
   FastForward(const Model& model, ThreadPool& pool, int max_batch_tokens = 512);
 
   // Batch of runs; `tokens` holds the runs' tokens back to back. Writes the logits of each
-  // row in `logit_rows` (ascending indices into tokens) as consecutive n_vocab rows.
+  // row in `logit_rows` (ascending indices into tokens) as consecutive n_vocab rows (none when
+  // `logits` is null), and, when `hidden` is not null, each such row's final hidden state (after
+  // the output norm, the lm_head's input) as consecutive n_embd rows.
   Status RunBatch(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
-                  std::span<const int32_t> logit_rows, float* logits);
+                  std::span<const int32_t> logit_rows, float* logits, float* hidden = nullptr);
+  // Called with the logits of logit rows [first, first + count), n_vocab floats each.
+  using LogitGroupFn = std::function<void(int first, int count, const float* logits)>;
+  // RunBatch for many logit rows in bounded memory: the logits are computed group_rows rows at a
+  // time into `scratch` (group_rows x n_vocab floats) and handed to `consume` in row order. Each
+  // row's logits are the bits RunBatch gives it.
+  Status RunBatchGrouped(std::span<const int32_t> tokens, std::span<const SeqRun> runs,
+                         std::span<const int32_t> logit_rows, int group_rows, float* scratch,
+                         const LogitGroupFn& consume, float* hidden = nullptr);
   // Same, but returns only the argmax token of each logit row (greedy sampling without
   // materialising the vocabulary-sized rows). excluded (empty, or one entry per logit row):
   // token ids that may not win for that row (MatmulArgmax).
@@ -84,6 +95,9 @@ class FastForward {
   void Attention(int l, int n, std::span<const SeqRun> runs);
   // Final norm of the logit rows into q8_/xn_; returns how many rows.
   int GatherLogitRows(std::span<const int32_t> logit_rows);
+  // The lm_head over gathered rows [first, first + count) into logits.
+  void LmHead(int first, int count, float* logits);
+  void CopyHidden(int m, float* hidden) const;
   // Quantises the narrow (not wide) ones of n rows of x (stride ld) into acts on all threads.
   void QuantizeParallel(const float* x, int64_t ld, int n, Q8Acts& acts);
   // RMSNorm of x_'s n rows with weights w into xn_, quantising the narrow ones into q_embd_;

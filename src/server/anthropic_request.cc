@@ -321,7 +321,7 @@ std::optional<ApiError> ParseGenerationFields(const Fields& f, const RequestLimi
   GenerationRequest& gen = r->gen;
   SamplingParams& sp = gen.sampling;
   if (!f.Has("max_tokens")) return BadRequest("max_tokens is required", "max_tokens");
-  if (auto e = f.Int32("max_tokens", kMaxTokensRange, &gen.max_tokens)) return e;
+  if (auto e = f.Int32("max_tokens", kChatMaxTokensRange, &gen.max_tokens)) return e;
   r->max_tokens_field = "max_tokens";  // always the client's: it must fit the context
   // Anthropic documents temperature in [0, 1]; the OpenAI routes' wider range is accepted.
   if (auto e = f.Float("temperature", kOpenAiRanges.temperature, &sp.temperature)) return e;

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "server/response_writer.h"
 
@@ -11,8 +13,13 @@ namespace brisk::server {
 
 class CompletionResponseWriter : public ResponseWriter {
  public:
-  // echo: the prompt's text when the request has echo, else "".
-  CompletionResponseWriter(WriterOptions options, std::string echo);
+  // echo: the prompt's text when the request has echo, else "". first_prompt_token: with echo and
+  // logprobs, the prompt's first token (else -1); the engine scores the rest (SetPromptLogprobs)
+  // and the logprobs cover the prompt's tokens too, text offsets counted from the prompt's start.
+  CompletionResponseWriter(WriterOptions options, std::string echo,
+                           int32_t first_prompt_token = -1);
+
+  void SetPromptLogprobs(std::span<const TokenEvent> prompt) override;
 
   // With echo, a text_completion chunk carrying the prompt; else nothing.
   std::string StreamOpening() override;
@@ -26,7 +33,12 @@ class CompletionResponseWriter : public ResponseWriter {
   std::vector<nlohmann::ordered_json> FinishChunks(const char* finish_reason,
                                                    const FinishInfo& f) override;
 
+  // The echoed prompt's logprobs (null without them); offsets from the start of the text.
+  nlohmann::ordered_json PromptLogprobs();
+
   std::string echo_;
+  int32_t first_prompt_token_;
+  std::vector<TokenEvent> prompt_events_;
   size_t text_offset_ = 0;  // logprobs text_offset of the next token
 };
 

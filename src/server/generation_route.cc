@@ -11,6 +11,7 @@
 #include "server/api_error.h"
 #include "server/chat_prompt.h"
 #include "server/chat_response_writer.h"
+#include "server/choice_group.h"
 #include "server/completion_response_writer.h"
 #include "server/generation_sink.h"
 #include "server/metrics.h"
@@ -72,47 +73,80 @@ ErrorShape ShapeOf(GenerationApi api) {
   return api == GenerationApi::kAnthropicMessages ? ErrorShape::kAnthropic : ErrorShape::kOpenAi;
 }
 
-// The prompt tokens: the rendered chat template, the client's token ids, or its text.
-std::variant<Prompt, ApiError> BuildPrompt(const LoadedModel& model, bool chat,
-                                           OpenAiRequest& req) {
-  Prompt p;
-  if (chat) {
-    if (!model.chat_template)
-      return BadRequest("the model has no chat template; use /v1/completions", "messages",
-                        "no_chat_template");
-    auto text = RenderChatPrompt(*model.chat_template, req);
-    if (!text.ok()) {
-      const std::string& field = text.field();
-      return BadRequest("chat template: " + text.message(), field.empty() ? "messages" : field);
-    }
-    p.tokens = model.tokenizer->Encode(*text);
-  } else if (!req.prompt_tokens.empty()) {
-    p.tokens = std::move(req.prompt_tokens);
-    if (req.echo) p.echo = model.tokenizer->Decode(p.tokens);
-  } else {
-    p.tokens = model.tokenizer->Encode(req.prompt);
-    if (req.echo) p.echo = req.prompt;
+// A prompt's tokens: the rendered chat template, the client's token ids, or its text.
+std::variant<Prompt, ApiError> BuildChatPrompt(const LoadedModel& model, OpenAiRequest& req) {
+  if (!model.chat_template)
+    return BadRequest("the model has no chat template; use /v1/completions", "messages",
+                      "no_chat_template");
+  auto text = RenderChatPrompt(*model.chat_template, req);
+  if (!text.ok()) {
+    const std::string& field = text.field();
+    return BadRequest("chat template: " + text.message(), field.empty() ? "messages" : field);
   }
-  if (p.tokens.empty()) return BadRequest("the prompt is empty", chat ? "messages" : "prompt");
+  Prompt p;
+  p.tokens = model.tokenizer->Encode(*text);
+  if (p.tokens.empty()) return BadRequest("the prompt is empty", "messages");
   return p;
 }
 
-// The API's response shape for this request.
-std::unique_ptr<ResponseWriter> MakeWriter(ApiServer& server, const LoadedModel& model,
-                                           GenerationApi api, const OpenAiRequest& req,
-                                           Prompt& prompt) {
+Prompt BuildCompletionPrompt(const LoadedModel& model, bool echo, OpenAiRequest::Prompt& in) {
+  Prompt p;
+  if (!in.tokens.empty()) {
+    p.tokens = std::move(in.tokens);
+    if (echo) p.echo = model.tokenizer->Decode(p.tokens);
+  } else {
+    p.tokens = model.tokenizer->Encode(in.text);
+    if (echo) p.echo = in.text;
+  }
+  return p;
+}
+
+// The request's prompts: one for chat, one or more (a batch) for completions.
+std::variant<std::vector<Prompt>, ApiError> BuildPrompts(const LoadedModel& model, bool chat,
+                                                         OpenAiRequest& req) {
+  std::vector<Prompt> out;
+  if (chat) {
+    auto p = BuildChatPrompt(model, req);
+    if (auto* err = std::get_if<ApiError>(&p)) return *err;
+    out.push_back(std::move(std::get<Prompt>(p)));
+    return out;
+  }
+  for (size_t i = 0; i < req.prompts.size(); ++i) {
+    out.push_back(BuildCompletionPrompt(model, req.echo, req.prompts[i]));
+    if (out.back().tokens.empty()) {
+      const std::string param =
+          req.prompts.size() == 1 ? "prompt" : "prompt[" + std::to_string(i) + "]";
+      return BadRequest(param + " has no tokens", param);
+    }
+  }
+  return out;
+}
+
+ResponseMeta NewMeta(const ApiServer& server, GenerationApi api) {
   std::mt19937_64 id_rng(RandomSeed());
+  ResponseMeta m;
+  m.id = NewResponseId(IdPrefix(api), id_rng);
+  m.created = int64_t(std::time(nullptr));
+  m.model = server.options().model_id;
+  return m;
+}
+
+// The API's response shape for one choice of this request. Streams of several choices leave the
+// usage chunk to their ChoiceGroup.
+std::unique_ptr<ResponseWriter> MakeWriter(const LoadedModel& model, GenerationApi api,
+                                           const OpenAiRequest& req, const ResponseMeta& meta,
+                                           bool grouped, Prompt& prompt) {
   WriterOptions wo;
-  wo.meta.id = NewResponseId(IdPrefix(api), id_rng);
-  wo.meta.created = int64_t(std::time(nullptr));
-  wo.meta.model = server.options().model_id;
+  wo.meta = meta;
   wo.token_bytes = TokenizerPieces(model.tokenizer);
   wo.logprobs = req.gen.sampling.logprobs || req.gen.sampling.top_logprobs > 0;
-  wo.include_usage = req.include_usage;
-  if (api == GenerationApi::kCompletion)
-    return std::make_unique<CompletionResponseWriter>(std::move(wo), std::move(prompt.echo));
+  wo.include_usage = req.include_usage && !grouped;
+  if (api == GenerationApi::kCompletion) {
+    const int32_t first = req.echo && wo.logprobs ? prompt.tokens[0] : -1;
+    return std::make_unique<CompletionResponseWriter>(std::move(wo), prompt.echo, first);
+  }
   std::optional<uint64_t> tool_seed;
-  if (ToolCallsEnabled(req)) tool_seed = id_rng();
+  if (ToolCallsEnabled(req)) tool_seed = RandomSeed();
   if (api == GenerationApi::kAnthropicMessages)
     return std::make_unique<AnthropicResponseWriter>(std::move(wo), int(prompt.tokens.size()),
                                                      tool_seed);
@@ -163,6 +197,26 @@ std::variant<std::shared_ptr<TokenConstraint>, ApiError> MakeConstraint(const Lo
   return made;
 }
 
+// The engine request of choice `index` (of `n` per prompt) for `prompt`: the request's sampling,
+// its own output constraint (matcher state is per sequence), and a seed of its own so that seeded
+// choices differ from each other yet reproduce.
+std::variant<GenerationRequest, ApiError> ChoiceRequest(const LoadedModel& model,
+                                                        const OpenAiRequest& req,
+                                                        const Prompt& prompt, int max_tokens,
+                                                        int index) {
+  auto constraint = MakeConstraint(model, req);
+  if (auto* err = std::get_if<ApiError>(&constraint)) return *err;
+  GenerationRequest gen = req.gen;
+  gen.prompt = prompt.tokens;
+  gen.max_tokens = max_tokens;
+  gen.constraint = std::move(std::get<std::shared_ptr<TokenConstraint>>(constraint));
+  if (gen.sampling.seed) gen.sampling.seed = *gen.sampling.seed + uint64_t(index);
+  // Completions with echo and logprobs score the prompt too (lm-eval's loglikelihood requests).
+  const bool logprobs = gen.sampling.logprobs || gen.sampling.top_logprobs > 0;
+  if (!req.chat && req.echo && logprobs) gen.prompt_logprobs = gen.sampling.top_logprobs;
+  return gen;
+}
+
 }  // namespace
 
 void HandleGeneration(ApiServer& server, const LoadedModel& model, GenerationApi api,
@@ -174,32 +228,46 @@ void HandleGeneration(ApiServer& server, const LoadedModel& model, GenerationApi
   auto parsed = Parse(api, request.body, limits);
   if (auto* err = std::get_if<ApiError>(&parsed)) return fail(*err);
   OpenAiRequest& req = std::get<OpenAiRequest>(parsed);
-  auto prompt = BuildPrompt(model, req.chat, req);
-  if (auto* err = std::get_if<ApiError>(&prompt)) return fail(*err);
-  Prompt& p = std::get<Prompt>(prompt);
-  int max_tokens = 0;
-  if (auto err = CheckPromptLength(int(p.tokens.size()), req, limits.max_model_len, &max_tokens))
-    return fail(*err);
+  auto built = BuildPrompts(model, req.chat, req);
+  if (auto* err = std::get_if<ApiError>(&built)) return fail(*err);
+  std::vector<Prompt>& prompts = std::get<std::vector<Prompt>>(built);
+  std::vector<int> max_tokens(prompts.size());
+  for (size_t i = 0; i < prompts.size(); ++i)
+    if (auto err = CheckPromptLength(int(prompts[i].tokens.size()), req, limits.max_model_len,
+                                     &max_tokens[i]))
+      return fail(*err);
 
-  auto constraint = MakeConstraint(model, req);
-  if (auto* err = std::get_if<ApiError>(&constraint)) return fail(*err);
-
-  auto writer = MakeWriter(server, model, api, req, p);
-  GenerationRequest gen = std::move(req.gen);
-  gen.prompt = std::move(p.tokens);
-  gen.max_tokens = max_tokens;
-  gen.constraint = std::move(std::get<std::shared_ptr<TokenConstraint>>(constraint));
-  gen.sink = std::make_shared<GenerationSink>(server, ex, req.stream, std::move(writer));
+  const int n_choices = int(prompts.size()) * req.n;
+  const ResponseMeta meta = NewMeta(server, api);
+  std::shared_ptr<ChoiceGroup> group;
+  if (n_choices > 1)
+    group = std::make_shared<ChoiceGroup>(
+        ex, ChoiceGroupOptions{req.stream, req.chat, req.include_usage, meta, n_choices, req.n});
+  std::vector<GenerationRequest> gens;
+  for (int c = 0; c < n_choices; ++c) {
+    Prompt& prompt = prompts[size_t(c / req.n)];
+    auto gen = ChoiceRequest(model, req, prompt, max_tokens[size_t(c / req.n)], c);
+    if (auto* err = std::get_if<ApiError>(&gen)) return fail(*err);
+    ResponseMeta m = meta;
+    m.index = c;
+    auto writer = MakeWriter(model, api, req, m, group != nullptr, prompt);
+    gens.push_back(std::move(std::get<GenerationRequest>(gen)));
+    gens.back().sink =
+        std::make_shared<GenerationSink>(server, ex, req.stream, std::move(writer), group);
+  }
   // From here on only the engine thread touches the response (the sink sends a stream's header
   // with the first event), so nothing on this side holds a lock the engine could wait on.
-  server.GenerationStarted();
-  auto submitted = engine.Submit(std::move(gen));
+  for (int c = 0; c < n_choices; ++c) server.GenerationStarted();
+  auto submitted = engine.SubmitAll(std::move(gens));
   if (!submitted.ok()) {
-    server.GenerationFinished();
+    for (int c = 0; c < n_choices; ++c) server.GenerationFinished();
     return ex->Respond(SubmitErrorResponse(server, submitted.status(), shape));
   }
-  // A client that goes away cancels its request (runs at once if it is already gone).
-  ex->OnDisconnect([&engine, id = *submitted] { engine.Cancel(id); });
+  if (group) group->SetEngineIds(&engine, *submitted);
+  // A client that goes away cancels its requests (runs at once if it is already gone).
+  ex->OnDisconnect([&engine, ids = *submitted] {
+    for (uint64_t id : ids) engine.Cancel(id);
+  });
 }
 
 HttpResponse AnthropicCountTokens(const ApiServer& server, const LoadedModel& model,
@@ -207,7 +275,7 @@ HttpResponse AnthropicCountTokens(const ApiServer& server, const LoadedModel& mo
   const auto fail = [](const ApiError& e) { return ErrorResponse(e, ErrorShape::kAnthropic); };
   auto parsed = ParseAnthropicCountTokens(request.body, LimitsOf(server, *model.engine));
   if (auto* err = std::get_if<ApiError>(&parsed)) return fail(*err);
-  auto prompt = BuildPrompt(model, /*chat=*/true, std::get<OpenAiRequest>(parsed));
+  auto prompt = BuildChatPrompt(model, std::get<OpenAiRequest>(parsed));
   if (auto* err = std::get_if<ApiError>(&prompt)) return fail(*err);
   HttpResponse r;
   r.body = nlohmann::ordered_json{{"input_tokens", std::get<Prompt>(prompt).tokens.size()}}.dump();
@@ -220,9 +288,12 @@ HttpResponse VllmTokenize(const ApiServer& server, const LoadedModel& model,
   auto parsed =
       chat ? ParseChatRequest(request.body, limits) : ParseCompletionRequest(request.body, limits);
   if (auto* err = std::get_if<ApiError>(&parsed)) return ErrorResponse(*err);
-  auto prompt = BuildPrompt(model, chat, std::get<OpenAiRequest>(parsed));
-  if (auto* err = std::get_if<ApiError>(&prompt)) return ErrorResponse(*err);
-  const std::vector<int32_t>& tokens = std::get<Prompt>(prompt).tokens;
+  OpenAiRequest& req = std::get<OpenAiRequest>(parsed);
+  if (!chat && req.prompts.size() != 1)
+    return ErrorResponse(BadRequest("/tokenize takes one prompt, not a batch", "prompt"));
+  auto built = BuildPrompts(model, chat, req);
+  if (auto* err = std::get_if<ApiError>(&built)) return ErrorResponse(*err);
+  const std::vector<int32_t>& tokens = std::get<std::vector<Prompt>>(built)[0].tokens;
   nlohmann::ordered_json out;
   out["count"] = tokens.size();
   out["max_model_len"] = limits.max_model_len;

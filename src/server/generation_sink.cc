@@ -20,15 +20,29 @@ FinishOutcome ClassifyFinish(const FinishInfo& f, bool gone, bool tool_calls_emi
 }
 
 GenerationSink::GenerationSink(ApiServer& server, std::shared_ptr<HttpExchange> ex, bool stream,
-                               std::unique_ptr<ResponseWriter> writer)
-    : server_(server), ex_(std::move(ex)), stream_(stream), writer_(std::move(writer)) {}
+                               std::unique_ptr<ResponseWriter> writer,
+                               std::shared_ptr<ChoiceGroup> group)
+    : server_(server),
+      ex_(std::move(ex)),
+      stream_(stream),
+      writer_(std::move(writer)),
+      group_(std::move(group)) {}
 
-void GenerationSink::StartStreamOnce() {
-  if (started_) return;
+bool GenerationSink::StartStreamOnce() {
+  if (group_ && group_->failed()) return false;
+  if (started_) return true;
   started_ = true;
-  ex_->StartStream(200, "text/event-stream");
+  if (group_)
+    group_->StartStream();
+  else
+    ex_->StartStream(200, "text/event-stream");
   if (std::string opening = writer_->StreamOpening(); !opening.empty())
     ex_->Write(std::move(opening));
+  return true;
+}
+
+void GenerationSink::OnPromptLogprobs(std::span<const TokenEvent> prompt) {
+  writer_->SetPromptLogprobs(prompt);
 }
 
 void GenerationSink::SendPending() {
@@ -45,7 +59,8 @@ void GenerationSink::OnToken(const TokenEvent& e) {
     server_.metrics()->OnTokens(1, std::chrono::duration<double>(now - last_token_).count());
   any_token_ = true;
   last_token_ = now;
-  if (ex_->disconnected()) return;  // the cancel is on its way
+  if (ex_->disconnected()) return;         // the cancel is on its way
+  if (group_ && group_->failed()) return;  // the answer is settled
 
   const std::string text = writer_->FilterContent(e.text);
   const bool logprobs = writer_->options().logprobs;
@@ -54,7 +69,7 @@ void GenerationSink::OnToken(const TokenEvent& e) {
     if (logprobs) events_.push_back(e);
     return;
   }
-  StartStreamOnce();
+  if (!StartStreamOnce()) return;
   pending_text_ += text;
   if (logprobs) pending_.push_back(e);
   ++pending_tokens_;
@@ -109,6 +124,9 @@ void GenerationSink::SendError(const FinishInfo& f, const FinishOutcome& o) {
   const std::string& message = f.message.empty() ? o.shown_reason : f.message;
   const char* type = f.reason == FinishReason::kDeadline ? "timeout_error" : "server_error";
   const ApiError err = MakeError(o.status, type, message);
+  if (group_)
+    return group_->ChoiceFailed(ErrorResponse(err, writer_->error_shape()),
+                                writer_->StreamError(err));
   if (!stream_) return ex_->Respond(ErrorResponse(err, writer_->error_shape()));
   StartStreamOnce();
   ex_->Write(writer_->StreamError(err));
@@ -117,14 +135,20 @@ void GenerationSink::SendError(const FinishInfo& f, const FinishOutcome& o) {
 
 void GenerationSink::SendEnd(const FinishInfo& f, const FinishOutcome& o) {
   if (!stream_) {
+    std::string body = writer_->Body(content_, events_, o.finish_reason, f);
+    if (group_) return group_->ChoiceFinished(writer_->options().meta.index, body, f);
     HttpResponse r;
-    r.body = writer_->Body(content_, events_, o.finish_reason, f);
+    r.body = std::move(body);
     return ex_->Respond(std::move(r));
   }
-  StartStreamOnce();
+  if (!StartStreamOnce()) return;
   SendPending();
-  ex_->Write(writer_->StreamEnd(o.finish_reason, f));
-  ex_->EndStream();
+  if (!group_) {
+    ex_->Write(writer_->StreamEnd(o.finish_reason, f));
+    return ex_->EndStream();
+  }
+  ex_->Write(writer_->StreamChoiceEnd(o.finish_reason, f));
+  group_->ChoiceFinished(writer_->options().meta.index, {}, f);
 }
 
 }  // namespace brisk::server

@@ -15,6 +15,7 @@
 
 #include "engine/request.h"
 #include "server/api_server.h"
+#include "server/choice_group.h"
 #include "server/response_writer.h"
 
 namespace brisk::server {
@@ -33,15 +34,18 @@ FinishOutcome ClassifyFinish(const FinishInfo& f, bool gone, bool tool_calls_emi
 
 class GenerationSink : public RequestSink {
  public:
+  // group: the request's other choices (n > 1, batched prompts), or null for a single choice.
   GenerationSink(ApiServer& server, std::shared_ptr<HttpExchange> ex, bool stream,
-                 std::unique_ptr<ResponseWriter> writer);
+                 std::unique_ptr<ResponseWriter> writer,
+                 std::shared_ptr<ChoiceGroup> group = nullptr);
 
+  void OnPromptLogprobs(std::span<const TokenEvent> prompt) override;
   void OnToken(const TokenEvent& e) override;
   void OnFinish(const FinishInfo& f) override;
 
  private:
-  void StartStreamOnce();
-  void SendPending();  // stream: the content and logprobs not yet sent
+  bool StartStreamOnce();  // false: a group's other choice failed, nothing more goes out
+  void SendPending();      // stream: the content and logprobs not yet sent
   void Record(const FinishInfo& f, const FinishOutcome& o);
   void SendError(const FinishInfo& f, const FinishOutcome& o);
   void SendEnd(const FinishInfo& f, const FinishOutcome& o);
@@ -50,6 +54,7 @@ class GenerationSink : public RequestSink {
   std::shared_ptr<HttpExchange> ex_;
   const bool stream_;
   std::unique_ptr<ResponseWriter> writer_;
+  const std::shared_ptr<ChoiceGroup> group_;
 
   bool started_ = false;             // stream: header sent
   std::string pending_text_;         // stream: content not yet sent

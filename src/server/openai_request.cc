@@ -129,7 +129,8 @@ std::optional<ApiError> ParseCommon(const Fields& f, const RequestLimits& lim, O
   const char* max_key = f.Has("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
   const SamplingRanges& ranges = kOpenAiRanges;
   if (f.Has(max_key)) r->max_tokens_field = max_key;
-  if (auto e = f.Int32(max_key, kMaxTokensRange, &gen.max_tokens)) return e;
+  if (auto e = f.Int32(max_key, r->chat ? kChatMaxTokensRange : kMaxTokensRange, &gen.max_tokens))
+    return e;
   if (auto e = f.Float("temperature", ranges.temperature, &sp.temperature)) return e;
   if (auto e = f.Float("top_p", ranges.top_p, &sp.top_p)) return e;
   if (auto e = f.Int32("top_k", ranges.top_k, &sp.top_k)) return e;
@@ -153,11 +154,7 @@ std::optional<ApiError> ParseCommon(const Fields& f, const RequestLimits& lim, O
       return Fields::TypeError("seed", "an integer", *seed);
     }
   }
-  int n = 1;
-  if (auto e = f.Int32("n", kAnyInt, &n)) return e;
-  if (n != 1) {
-    return BadRequest("n must be 1 (one choice per request), got " + std::to_string(n), "n");
-  }
+  if (auto e = f.Int32("n", IntRange(1, kMaxChoices), &r->n)) return e;
   if (auto e = ParseStop(f, lim, &gen)) return e;
   if (const Json* ids = f.Get("stop_token_ids")) {
     if (!ids->is_array()) return Fields::TypeError("stop_token_ids", "an array", *ids);
@@ -195,38 +192,48 @@ std::optional<ApiError> CheckRequest(const OpenAiRequest& r, int n_vocab) {
   return ToApiError(st);
 }
 
+// One prompt of a batch: text (not empty) or token ids.
+std::optional<ApiError> ParseOnePrompt(const Json& p, const std::string& param, int n_vocab,
+                                       OpenAiRequest::Prompt* out) {
+  if (p.is_string()) {
+    out->text = p.get<std::string>();
+    if (out->text.empty()) return BadRequest(param + " must not be empty", param);
+    return std::nullopt;
+  }
+  if (!p.is_array()) return Fields::TypeError(param, "a string or an array of token ids", p);
+  if (p.empty()) return BadRequest(param + " must not be empty", param);
+  return TokenIds(p, param, n_vocab, &out->tokens);
+}
+
+// prompt: a string, token ids, or a batch (an array of strings or of token-id arrays).
 std::optional<ApiError> ParsePrompt(const Fields& f, int n_vocab, OpenAiRequest* r) {
   const Json* p = f.Get("prompt");
   if (!p) return BadRequest("missing required parameter 'prompt'", "prompt");
   const char* shape =
-      "prompt must be a string, an array of one string, or an array of token ids (integers)";
-  if (p->is_string()) {
-    r->prompt = p->get<std::string>();
-  } else if (p->is_array() && !p->empty()) {
-    const Json& first = (*p)[0];
-    if (first.is_string() || first.is_array()) {
-      if (p->size() != 1) {
-        return BadRequest("batched prompts are not supported: send one prompt per request, got " +
-                              std::to_string(p->size()),
-                          "prompt");
-      }
-      if (first.is_string()) {
-        r->prompt = first.get<std::string>();
-      } else if (auto e = TokenIds(first, "prompt[0]", n_vocab, &r->prompt_tokens)) {
-        return e;
-      }
-    } else if (first.is_number()) {
-      if (auto e = TokenIds(*p, "prompt", n_vocab, &r->prompt_tokens)) return e;
-    } else {
-      return BadRequest(shape, "prompt");
-    }
-  } else if (p->is_array()) {
-    return BadRequest("prompt must not be empty", "prompt");
-  } else {
-    return BadRequest(std::string(shape) + ", got " + JsonTypeName(*p), "prompt");
+      "prompt must be a string, an array of token ids, or an array of strings or of token-id "
+      "arrays";
+  r->prompts.clear();
+  if (p->is_string() || (p->is_array() && !p->empty() && (*p)[0].is_number())) {
+    r->prompts.emplace_back();
+    return ParseOnePrompt(*p, "prompt", n_vocab, &r->prompts.back());
   }
-  if (r->prompt.empty() && r->prompt_tokens.empty()) {
-    return BadRequest("prompt must not be empty", "prompt");
+  if (!p->is_array()) return BadRequest(std::string(shape) + ", got " + JsonTypeName(*p), "prompt");
+  if (p->empty()) return BadRequest("prompt must not be empty", "prompt");
+  if (p->size() > size_t(kMaxChoices)) {
+    return BadRequest("a batched prompt may have at most " + std::to_string(kMaxChoices) +
+                          " prompts, got " + std::to_string(p->size()),
+                      "prompt");
+  }
+  const bool text = (*p)[0].is_string();
+  if (!text && !(*p)[0].is_array()) return BadRequest(shape, "prompt");
+  for (size_t i = 0; i < p->size(); ++i) {
+    const Json& one = (*p)[i];
+    const std::string param = "prompt[" + std::to_string(i) + "]";
+    if (one.is_string() != text || !(one.is_string() || one.is_array()))
+      return BadRequest(std::string(shape) + " (not a mix); " + param + " is " + JsonTypeName(one),
+                        param);
+    r->prompts.emplace_back();
+    if (auto e = ParseOnePrompt(one, param, n_vocab, &r->prompts.back())) return e;
   }
   return std::nullopt;
 }
@@ -340,10 +347,18 @@ std::optional<ApiError> ParseCompletionFields(const Fields& f, const RequestLimi
   if (auto e = f.String("suffix", &suffix)) return *e;
   if (!suffix.empty())
     return ToApiError(Status::Unimplemented("suffix is not supported", "suffix"));
-  int best_of = 1;
+  // best_of > n would rank extra samples server-side: not done, so only best_of == n is taken.
+  int best_of = r.n;
   if (auto e = f.Int32("best_of", kAnyInt, &best_of)) return *e;
-  if (best_of != 1) {
-    return BadRequest("best_of must be 1, got " + std::to_string(best_of), "best_of");
+  if (best_of != r.n) {
+    return BadRequest(
+        "best_of must equal n (" + std::to_string(r.n) + "), got " + std::to_string(best_of),
+        "best_of");
+  }
+  if (r.n * int(r.prompts.size()) > kMaxChoices) {
+    return BadRequest("n x prompts may be at most " + std::to_string(kMaxChoices) + ", got " +
+                          std::to_string(r.n) + " x " + std::to_string(r.prompts.size()),
+                      "n");
   }
 
   // Legacy completions: logprobs is the number of alternatives per token (0 = the chosen token's
@@ -397,7 +412,8 @@ std::optional<ApiError> CheckPromptLength(int prompt_tokens, const OpenAiRequest
   *max_tokens = wanted;
   // Without a cap the request asked for no particular length: the message counts the prompt only.
   const bool uncapped = request.max_tokens_field.empty() && wanted == kNoMaxTokensCap;
-  Status st = CheckPromptFits(prompt_tokens, uncapped ? 0 : wanted, max_model_len);
+  // A generation needs room for one token at least (0 is for prefill-only requests).
+  Status st = CheckPromptFits(prompt_tokens, uncapped ? 1 : wanted, max_model_len);
   if (st.ok() && !request.max_tokens_field.empty())
     st = CheckMaxTokensFit(prompt_tokens, wanted, max_model_len, request.max_tokens_field);
   if (!st.ok()) return ToApiError(st);

@@ -57,8 +57,14 @@ struct OpenAiRequest {
   // chat (vLLM's fields): open a new assistant turn after the messages, or continue the final
   // assistant message (its text is left open: prefill). Never both.
   bool add_generation_prompt = true, continue_final_message = false;
-  std::string prompt;                  // completions: text prompt (string or [string])
-  std::vector<int32_t> prompt_tokens;  // completions: prompt given as token ids (prompt is empty)
+  // completions: one prompt, or several (a batched prompt: an array of strings or of token-id
+  // arrays); each is text or token ids.
+  struct Prompt {
+    std::string text;
+    std::vector<int32_t> tokens;  // given as token ids (text is empty)
+  };
+  std::vector<Prompt> prompts;
+  int n = 1;              // choices per prompt
   GenerationRequest gen;  // sampling/max_tokens/min_tokens/ignore_eos/stop/priority; no prompt
   // The field the client's max_tokens came from ("max_tokens", "max_completion_tokens"); "" when
   // it gave none and gen.max_tokens is a default (a preset's, the server's, or kNoMaxTokensCap).
@@ -68,6 +74,9 @@ struct OpenAiRequest {
   std::string mode;             // "", "qa", "code", "copywriting"
   std::string user;
 };
+
+// Choices one request may ask for (n x prompts): each is an engine request.
+inline constexpr int kMaxChoices = 128;
 
 // Nesting deeper than this is refused before parsing (everything downstream may recurse).
 inline constexpr int kMaxJsonDepth = 64;

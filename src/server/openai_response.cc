@@ -46,7 +46,7 @@ Json ToolCallJson(const ToolCall& c) {
 
 Json ChatChunk(const ResponseMeta& m, Json delta, const Json& logprobs, const char* reason) {
   Json j = Envelope(m, "chat.completion.chunk");
-  j["choices"] = Json::array({Json{{"index", 0},
+  j["choices"] = Json::array({Json{{"index", m.index},
                                    {"delta", std::move(delta)},
                                    {"logprobs", logprobs},
                                    {"finish_reason", Reason(reason)}}});
@@ -153,6 +153,27 @@ Json CompletionLogprobs(std::span<const TokenEvent> events, const TokenBytesFn& 
               {"text_offset", std::move(offsets)}};
 }
 
+Json CompletionPromptLogprobs(int32_t first_token, std::span<const TokenEvent> rest,
+                              const TokenBytesFn& bytes, size_t* text_offset) {
+  const std::string text = tok::ToValidUtf8(bytes(first_token));
+  Json first = {{"tokens", Json::array({text})},
+                {"token_logprobs", Json::array({nullptr})},
+                {"top_logprobs", Json::array({nullptr})},
+                {"text_offset", Json::array({*text_offset})}};
+  *text_offset += CodePoints(text);
+  AppendCompletionLogprobs(first, CompletionLogprobs(rest, bytes, text_offset));
+  return first;
+}
+
+void AppendCompletionLogprobs(Json& into, const Json& more) {
+  if (into.is_null()) {
+    into = more;
+    return;
+  }
+  for (const char* key : {"tokens", "token_logprobs", "top_logprobs", "text_offset"})
+    for (const Json& v : more[key]) into[key].push_back(v);
+}
+
 Json ChatCompletion(const ResponseMeta& m, std::string_view content,
                     const std::vector<ToolCall>& calls, const Json& logprobs,
                     const char* finish_reason, const FinishInfo& f) {
@@ -164,7 +185,7 @@ Json ChatCompletion(const ResponseMeta& m, std::string_view content,
     message["tool_calls"] = std::move(tc);
   }
   Json j = Envelope(m, "chat.completion");
-  j["choices"] = Json::array({Json{{"index", 0},
+  j["choices"] = Json::array({Json{{"index", m.index},
                                    {"message", std::move(message)},
                                    {"logprobs", logprobs},
                                    {"finish_reason", Reason(finish_reason)}}});
@@ -177,7 +198,7 @@ Json TextCompletion(const ResponseMeta& m, std::string_view text, const Json& lo
                     const char* finish_reason, const FinishInfo& f) {
   Json j = Envelope(m, "text_completion");
   j["choices"] = Json::array({Json{{"text", text},
-                                   {"index", 0},
+                                   {"index", m.index},
                                    {"logprobs", logprobs},
                                    {"finish_reason", Reason(finish_reason)}}});
   j["usage"] = UsageJson(f.usage);
@@ -210,7 +231,7 @@ Json CompletionChunk(const ResponseMeta& m, std::string_view text, const Json& l
                      const char* finish_reason) {
   Json j = Envelope(m, "text_completion");
   j["choices"] = Json::array({Json{{"text", text},
-                                   {"index", 0},
+                                   {"index", m.index},
                                    {"logprobs", logprobs},
                                    {"finish_reason", Reason(finish_reason)}}});
   return j;

@@ -36,6 +36,7 @@ struct ResponseMeta {
   std::string id;       // "chatcmpl-..." / "cmpl-...", the same for every chunk of a stream
   int64_t created = 0;  // unix seconds
   std::string model;
+  int index = 0;  // the choice: n > 1 and batched prompts give each its own index
 };
 
 // prefix ("chatcmpl-", "cmpl-") + 24 random alphanumerics.
@@ -60,6 +61,13 @@ nlohmann::ordered_json ChatLogprobs(std::span<const TokenEvent> events, const To
 // counts) and is advanced past these tokens, so a stream can carry it from chunk to chunk.
 nlohmann::ordered_json CompletionLogprobs(std::span<const TokenEvent> events,
                                           const TokenBytesFn& bytes, size_t* text_offset);
+// The same for an echoed prompt: its first token (which nothing precedes, so its logprob and
+// top_logprobs are null, as OpenAI reports them), then the scored rest.
+nlohmann::ordered_json CompletionPromptLogprobs(int32_t first_token,
+                                                std::span<const TokenEvent> rest,
+                                                const TokenBytesFn& bytes, size_t* text_offset);
+// `more`'s entries appended to `into`'s (two CompletionLogprobs objects; `into` may be null).
+void AppendCompletionLogprobs(nlohmann::ordered_json& into, const nlohmann::ordered_json& more);
 
 // Whole responses. `finish_reason` from OpenAiFinishReason (nullptr -> null); `logprobs` null or
 // from the builders above. Content is null when empty and tool calls are present (as OpenAI).

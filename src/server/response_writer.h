@@ -44,11 +44,20 @@ class ResponseWriter {
   // The end of a stream: the API's finish chunks (finish_reason, then usage when asked for),
   // each framed as the API frames events, and its terminator.
   std::string StreamEnd(const char* finish_reason, const FinishInfo& f) {
-    std::string out;
-    for (const nlohmann::ordered_json& j : FinishChunks(finish_reason, f)) out += Frame(j);
+    std::string out = StreamChoiceEnd(finish_reason, f);
     out += Terminator();
     return out;
   }
+  // The finish chunks alone: one choice of several (ChoiceGroup ends the stream).
+  std::string StreamChoiceEnd(const char* finish_reason, const FinishInfo& f) {
+    std::string out;
+    for (const nlohmann::ordered_json& j : FinishChunks(finish_reason, f)) out += Frame(j);
+    return out;
+  }
+
+  // The prompt's logprobs (GenerationRequest::prompt_logprobs), before any token: only completions
+  // with echo ask for them.
+  virtual void SetPromptLogprobs(std::span<const TokenEvent> prompt) { (void)prompt; }
 
   // A failure after the stream started: the error as the stream's last event.
   std::string StreamError(const ApiError& e) { return Frame(ErrorObject(e, error_shape())); }

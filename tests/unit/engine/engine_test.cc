@@ -325,7 +325,6 @@ TEST_F(EngineTest, RejectsBadRequestsAndKeepsServing) {
   bad([](GenerationRequest& r) { r.prompt[2] = 2051; }, "token past the vocabulary");
   bad([](GenerationRequest& r) { r.prompt[0] = -1; }, "negative token");
   bad([&](GenerationRequest& r) { r.prompt = Prompt(64, 2); }, "prompt over max_model_len");
-  bad([](GenerationRequest& r) { r.max_tokens = 0; }, "zero max_tokens");
   bad([](GenerationRequest& r) { r.max_tokens = -3; }, "negative max_tokens");
   bad([](GenerationRequest& r) { r.min_tokens = 9; }, "min_tokens over max_tokens");
   bad([](GenerationRequest& r) { r.sampling.temperature = -1; }, "negative temperature");

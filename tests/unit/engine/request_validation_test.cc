@@ -32,7 +32,11 @@ TEST(RequestValidationTest, EachBadFieldIsNamed) {
       {[](GenerationRequest& r) { r.prompt.clear(); }, StatusCode::kInvalidArgument, "prompt"},
       {[](GenerationRequest& r) { r.prompt[1] = 100; }, StatusCode::kInvalidArgument, "prompt"},
       {[](GenerationRequest& r) { r.prompt.assign(64, 1); }, StatusCode::kOutOfRange, ""},
-      {[](GenerationRequest& r) { r.max_tokens = 0; }, StatusCode::kInvalidArgument, "max_tokens"},
+      {[](GenerationRequest& r) { r.max_tokens = -1; }, StatusCode::kInvalidArgument, "max_tokens"},
+      {[](GenerationRequest& r) { r.prompt_logprobs = 21; }, StatusCode::kInvalidArgument,
+       "prompt_logprobs"},
+      {[](GenerationRequest& r) { r.return_hidden = true; }, StatusCode::kInvalidArgument,
+       "return_hidden"},
       {[](GenerationRequest& r) { r.min_tokens = -1; }, StatusCode::kInvalidArgument, "min_tokens"},
       {[](GenerationRequest& r) { r.min_tokens = 9; }, StatusCode::kInvalidArgument, "min_tokens"},
       {[](GenerationRequest& r) { r.timeout_s = -1; }, StatusCode::kInvalidArgument, "timeout_s"},
@@ -65,9 +69,13 @@ TEST(RequestValidationTest, MessagesQuoteTheValue) {
   EXPECT_EQ(ValidateGenerationParams(r, kLimits).message(),
             "min_tokens (9) must not exceed max_tokens (8)");
   r = Good();
-  r.max_tokens = 0;
+  r.max_tokens = -1;
   EXPECT_EQ(ValidateGenerationParams(r, kLimits).message(),
-            "max_tokens must be an integer in [1, 2147483647], got 0");
+            "max_tokens must be an integer in [0, 2147483647], got -1");
+  r = Good();
+  r.max_tokens = 0;  // prefill only (prompt logprobs, hidden states)
+  r.min_tokens = 0;
+  EXPECT_TRUE(ValidateGenerationParams(r, kLimits).ok());
 }
 
 TEST(RequestValidationTest, OpenAiRangesAreNarrowerThanTheSamplers) {

@@ -140,8 +140,8 @@ TEST(OpenAiRequestTest, ChatValidationErrors) {
       {R"("top_k": -2)", true, "top_k", "in [-1, "},
       {R"("top_k": 2.5)", true, "top_k", "must be an integer"},
       {R"("min_p": 1.5)", true, "min_p", "[0, 1]"},
-      {R"("n": 2)", true, "n", "n must be 1"},
-      {R"("n": 0)", true, "n", "n must be 1"},
+      {R"("n": 0)", true, "n", "in [1, 128], got 0"},
+      {R"("n": 129)", true, "n", "in [1, 128], got 129"},
       {R"("stop": ["a", "b", "c", "d", "e"])", true, "stop", "at most 4"},
       {R"("stop": 3)", true, "stop", "a string or an array of strings"},
       {R"("stop": ["a", 1])", true, "stop[1]", "must be a string"},
@@ -481,12 +481,24 @@ TEST(OpenAiRequestTest, ToolsAndToolChoice) {
 }
 
 TEST(OpenAiRequestTest, CompletionPrompts) {
-  EXPECT_EQ(CompletionOk(R"({"prompt": "Once upon"})").prompt, "Once upon");
-  EXPECT_EQ(CompletionOk(R"({"prompt": ["Once upon"]})").prompt, "Once upon");
+  EXPECT_EQ(CompletionOk(R"({"prompt": "Once upon"})").prompts.at(0).text, "Once upon");
+  EXPECT_EQ(CompletionOk(R"({"prompt": ["Once upon"]})").prompts.at(0).text, "Once upon");
   const OpenAiRequest ids = CompletionOk(R"({"prompt": [1, 2, 999]})");
-  EXPECT_TRUE(ids.prompt.empty());
-  EXPECT_EQ(ids.prompt_tokens, (std::vector<int32_t>{1, 2, 999}));
-  EXPECT_EQ(CompletionOk(R"({"prompt": [[4, 5]]})").prompt_tokens, (std::vector<int32_t>{4, 5}));
+  ASSERT_EQ(ids.prompts.size(), 1u);
+  EXPECT_TRUE(ids.prompts[0].text.empty());
+  EXPECT_EQ(ids.prompts[0].tokens, (std::vector<int32_t>{1, 2, 999}));
+  EXPECT_EQ(CompletionOk(R"({"prompt": [[4, 5]]})").prompts.at(0).tokens,
+            (std::vector<int32_t>{4, 5}));
+  // Batched prompts (LangChain's completion class, lm-eval): one entry each, n choices each.
+  const OpenAiRequest batch = CompletionOk(R"({"prompt": ["a", "bc"], "n": 3, "best_of": 3})");
+  ASSERT_EQ(batch.prompts.size(), 2u);
+  EXPECT_EQ(batch.prompts[1].text, "bc");
+  EXPECT_EQ(batch.n, 3);
+  const OpenAiRequest id_batch = CompletionOk(R"({"prompt": [[1, 2], [3]]})");
+  ASSERT_EQ(id_batch.prompts.size(), 2u);
+  EXPECT_EQ(id_batch.prompts[1].tokens, (std::vector<int32_t>{3}));
+  // Prompt scoring: max_tokens 0 is a completions request (lm-eval's loglikelihood shape).
+  EXPECT_EQ(CompletionOk(R"({"prompt": "x", "echo": true, "max_tokens": 0})").gen.max_tokens, 0);
   const OpenAiRequest r = CompletionOk(R"({"prompt": "x", "echo": true, "logprobs": 3})");
   EXPECT_FALSE(r.chat);
   EXPECT_TRUE(r.echo);
@@ -508,10 +520,12 @@ TEST(OpenAiRequestTest, CompletionValidationErrors) {
       {R"({})", false, "prompt", "missing required parameter 'prompt'"},
       {R"({"prompt": ""})", false, "prompt", "must not be empty"},
       {R"({"prompt": []})", false, "prompt", "must not be empty"},
-      {R"({"prompt": [[]]})", false, "prompt", "must not be empty"},
+      {R"({"prompt": [[]]})", false, "prompt[0]", "must not be empty"},
       {R"({"prompt": 5})", false, "prompt", "got integer"},
-      {R"({"prompt": ["a", "b"]})", false, "prompt", "batched prompts are not supported"},
-      {R"({"prompt": [[1], [2]]})", false, "prompt", "batched prompts"},
+      {R"({"prompt": ["a", [2]]})", false, "prompt[1]", "not a mix"},
+      {R"({"prompt": ["a", ""]})", false, "prompt[1]", "must not be empty"},
+      {R"({"prompt": [[1], []]})", false, "prompt[1]", "must not be empty"},
+      {R"({"prompt": ["a", "b"], "n": 65})", false, "n", "n x prompts may be at most 128"},
       {R"({"prompt": [1, "a"]})", false, "prompt[1]", "must be a token id"},
       {R"({"prompt": [1000]})", false, "prompt", "out of range [0, 1000)"},
       {R"({"prompt": [-1]})", false, "prompt", "out of range"},
@@ -521,8 +535,7 @@ TEST(OpenAiRequestTest, CompletionValidationErrors) {
       {R"({"prompt": "x", "logprobs": 21})", false, "logprobs", "[0, 20]"},
       {R"({"prompt": "x", "logprobs": "2"})", false, "logprobs", "must be an integer"},
       {R"({"prompt": "x", "suffix": "end"})", false, "suffix", "not supported"},
-      {R"({"prompt": "x", "best_of": 3})", false, "best_of", "best_of must be 1"},
-      {R"({"prompt": "x", "max_tokens": 0})", false, "max_tokens", "in [1, "},
+      {R"({"prompt": "x", "best_of": 3})", false, "best_of", "best_of must equal n (1)"},
       {R"({"prompt": "x", "temperature": 3})", false, "temperature", "[0, 2]"},
       {"{\"prompt\": \"\xFF\"}", false, "", "not valid UTF-8"},
       {R"(["x"])", false, "", "must be a JSON object"},
@@ -594,11 +607,11 @@ TEST(OpenAiRequestTest, PromptAloneOverTheContext) {
   MaxTokensFor(R"("max_tokens": 2147483647)", 5000, &e);
   ASSERT_TRUE(e.has_value());
   EXPECT_NE(e->message.find("you requested 2147488647 tokens"), std::string::npos) << e->message;
-  // Without max_tokens only the prompt is counted.
+  // Without max_tokens the prompt must leave room for one token.
   MaxTokensFor("", 5000, &e);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->code, "context_length_exceeded");
-  EXPECT_NE(e->message.find("you requested 5000 tokens (5000 in the messages, 0 in"),
+  EXPECT_NE(e->message.find("you requested 5001 tokens (5000 in the messages, 1 in"),
             std::string::npos)
       << e->message;
 }
