@@ -105,6 +105,8 @@ PoolingLimits PoolingLimitsOf(const ApiServer& server, const Engine& engine) {
   l.n_embd = engine.model_config().n_embd;
   l.n_vocab = engine.model_config().n_vocab;
   l.model_id = server.options().model_id;
+  // SubmitAll refuses a group larger than the queue (429): refuse it as the client's mistake.
+  l.max_inputs = std::min(kMaxPoolingInputs, size_t(std::max(1, engine.config().max_waiting)));
   return l;
 }
 

@@ -13,11 +13,12 @@ using Json = nlohmann::ordered_json;
 
 std::string At(const std::string& field, size_t i) { return field + "[" + std::to_string(i) + "]"; }
 
-std::optional<ApiError> CountWithin(const Json& arr, const char* field) {
+std::optional<ApiError> CountWithin(const Json& arr, const char* field, size_t max_inputs) {
   if (arr.empty()) return BadRequest(std::string(field) + " must not be empty", field);
-  if (arr.size() > kMaxPoolingInputs)
+  if (arr.size() > max_inputs)
     return BadRequest(std::string(field) + " holds " + std::to_string(arr.size()) +
-                          " items; at most " + std::to_string(kMaxPoolingInputs) + " per request",
+                          " items; this server takes at most " + std::to_string(max_inputs) +
+                          " per request",
                       field);
   return std::nullopt;
 }
@@ -43,7 +44,8 @@ std::optional<ApiError> Ids(const Json& arr, const std::string& name, int n_voca
 }
 
 // input: a string, an array of strings, an array of token ids, or an array of such arrays.
-std::optional<ApiError> ParseInput(const Fields& f, int n_vocab, EmbeddingsRequest* r) {
+std::optional<ApiError> ParseInput(const Fields& f, const PoolingLimits& lim,
+                                   EmbeddingsRequest* r) {
   const Json* in = f.Get("input");
   if (!in) return BadRequest("missing required parameter 'input'", "input");
   if (in->is_string()) {
@@ -55,11 +57,11 @@ std::optional<ApiError> ParseInput(const Fields& f, int n_vocab, EmbeddingsReque
       "id arrays";
   if (!in->is_array())
     return BadRequest(std::string(kShape) + ", got " + JsonTypeName(*in), "input");
-  if (auto e = CountWithin(*in, "input")) return e;
+  if (auto e = CountWithin(*in, "input", lim.max_inputs)) return e;
   const Json& first = (*in)[0];
   if (first.is_number()) {
     r->token_inputs.emplace_back();
-    return Ids(*in, "input", n_vocab, &r->token_inputs.back());
+    return Ids(*in, "input", lim.n_vocab, &r->token_inputs.back());
   }
   for (size_t i = 0; i < in->size(); ++i) {
     const Json& item = (*in)[i];
@@ -70,7 +72,7 @@ std::optional<ApiError> ParseInput(const Fields& f, int n_vocab, EmbeddingsReque
     } else if (first.is_array()) {
       if (!item.is_array()) return Fields::TypeError(name, "an array of token ids", item);
       r->token_inputs.emplace_back();
-      if (auto e = Ids(item, name, n_vocab, &r->token_inputs.back())) return e;
+      if (auto e = Ids(item, name, lim.n_vocab, &r->token_inputs.back())) return e;
     } else {
       return BadRequest(kShape, "input");
     }
@@ -88,11 +90,11 @@ std::optional<ApiError> ParseEncoding(const Fields& f, bool* base64) {
   return std::nullopt;
 }
 
-std::optional<ApiError> ParseDocuments(const Fields& f, RerankRequest* r) {
+std::optional<ApiError> ParseDocuments(const Fields& f, size_t max_inputs, RerankRequest* r) {
   const Json* docs = f.Get("documents");
   if (!docs) return BadRequest("missing required parameter 'documents'", "documents");
   if (!docs->is_array()) return Fields::TypeError("documents", "an array", *docs);
-  if (auto e = CountWithin(*docs, "documents")) return e;
+  if (auto e = CountWithin(*docs, "documents", max_inputs)) return e;
   for (size_t i = 0; i < docs->size(); ++i) {
     const Json& d = (*docs)[i];
     const std::string name = At("documents", i);
@@ -118,7 +120,7 @@ std::variant<EmbeddingsRequest, ApiError> ParseEmbeddingsRequest(std::string_vie
   const Fields f(std::get<Json>(parsed));
   EmbeddingsRequest r;
   if (auto e = ParseModelField(f, limits.model_id, &r.model)) return *e;
-  if (auto e = ParseInput(f, limits.n_vocab, &r)) return *e;
+  if (auto e = ParseInput(f, limits, &r)) return *e;
   if (auto e = f.Int32("dimensions", IntRange(1, limits.n_embd), &r.dimensions)) return *e;
   if (auto e = ParseEncoding(f, &r.base64)) return *e;
   std::string user;  // accepted and ignored, as the API documents it (abuse monitoring)
@@ -136,7 +138,7 @@ std::variant<RerankRequest, ApiError> ParseRerankRequest(std::string_view body,
   const Json* query = f.Get("query");
   if (!query) return BadRequest("missing required parameter 'query'", "query");
   if (auto e = Text(*query, "query", &r.query)) return *e;
-  if (auto e = ParseDocuments(f, &r)) return *e;
+  if (auto e = ParseDocuments(f, limits.max_inputs, &r)) return *e;
   if (auto e = f.String("instruction", &r.instruction)) return *e;
   if (auto e = f.Int32("top_n", IntRange(0, INT_MAX), &r.top_n)) return *e;
   if (auto e = f.Bool("return_documents", &r.return_documents)) return *e;

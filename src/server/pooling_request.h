@@ -14,12 +14,14 @@
 
 namespace brisk::server {
 
-// Inputs of one /v1/embeddings request, documents of one rerank request: OpenAI's limit.
+// Inputs of one /v1/embeddings request, documents of one rerank request: OpenAI's limit. Each
+// is one engine request, so a server whose queue is shorter (--max-waiting) allows fewer.
 inline constexpr size_t kMaxPoolingInputs = 2048;
 
 struct PoolingLimits {
   int n_embd = 0;   // dimensions may be 1..n_embd
   int n_vocab = 0;  // token inputs are ids below it
+  size_t max_inputs = kMaxPoolingInputs;
   std::string model_id;
 };
 
