@@ -63,6 +63,13 @@ async function post(name, path, body) {
   return { status: r.status, json: await r.json() };
 }
 
+// A counter of the server's Prometheus text (0 when absent).
+async function counter(name, metric) {
+  const text = await (await fetch(`${servers[name].url}/metrics`)).text();
+  const m = new RegExp(`^${metric.replace(/[:]/g, '\\$&')}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text);
+  return m ? Number(m[1]) : 0;
+}
+
 async function modelId(name) {
   return (await clients[name].models.list()).data[0].id;
 }
@@ -105,6 +112,22 @@ describe('embeddings (openai client)', () => {
     }
     assert.deepEqual(batch.data[0].embedding, batch.data[3].embedding);
     assert.ok(maxDiff(batch.data[0].embedding, batch.data[1].embedding) > 1e-3);
+  });
+
+  test('a batch of distinct texts runs as one engine step', async () => {
+    const model = await modelId('emb');
+    const texts = Array.from({ length: 12 }, (_, i) => `batch text number ${i} ${'x'.repeat(i)}`);
+    const steps0 = await counter('emb', 'brisk:engine_steps_total');
+    const r = await clients.emb.embeddings.create({ model, input: texts, encoding_format: 'float' });
+    assert.equal(r.data.length, texts.length);
+    // The engine publishes its counters after the step that answered: wait for them to move.
+    let steps = steps0;
+    for (let i = 0; i < 100 && steps === steps0; i++) {
+      await new Promise((res) => setTimeout(res, 20));
+      steps = await counter('emb', 'brisk:engine_steps_total');
+    }
+    await new Promise((res) => setTimeout(res, 100));
+    assert.equal(await counter('emb', 'brisk:engine_steps_total') - steps0, 1);
   });
 
   test('dimensions: the first k components, renormalised', async () => {
