@@ -62,9 +62,11 @@ class WaitingExchange : public HttpExchange {
 struct Served {
   std::unique_ptr<Model> model;
   std::unique_ptr<Tokenizer> tokenizer;
-  std::unique_ptr<Engine> engine;
   std::unique_ptr<RerankHead> head;
   std::unique_ptr<ApiServer> api;
+  // Declared last, so destroyed first: its thread may still be inside a finish that calls back
+  // into the ApiServer (in-flight bookkeeping after the response), as brisk serve's order has it.
+  std::unique_ptr<Engine> engine;
 
   explicit Served(const std::string& shape) {
     SynthOptions o;
