@@ -1,5 +1,9 @@
 #include "cli/engine_options.h"
 
+#include <optional>
+
+#include "runtime/cgroup_limits.h"
+
 namespace brisk::cli {
 namespace {
 
@@ -23,6 +27,9 @@ void AddMemoryOptions(CLI::App* cmd, EngineOptions* o) {
                       std::to_string(EngineLimits::kDefaultMaxModelLenCap) + "))");
   cmd->add_option("--kv-cache-mem", o->kv_cache_mib, "KV cache budget in MiB (0: automatic)")
       ->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--memory-limit", o->memory_limit,
+                  "whole-process memory budget, e.g. 1.4G (default: the container's cgroup "
+                  "limit, if any): sizes the KV cache to fit under it");
   cmd->add_option("--kv-type", o->kv_type, "KV cache element type: f16 or f32")
       ->capture_default_str();
   cmd->add_flag("--no-prefix-caching", o->no_prefix_caching, "disable the prefix cache");
@@ -44,6 +51,17 @@ Result<EngineConfig> EngineOptions::Resolve() const {
   BRISK_ASSIGN_OR_RETURN(c.kv_type, ParseKvType(kv_type));
   BRISK_ASSIGN_OR_RETURN(c.batch_policy, ParseBatchPolicy(batch_policy));
   c.kv_cache_bytes = size_t(kv_cache_mib) << 20;
+  // The tighter of the flag and the container's limit.
+  const std::optional<int64_t> cgroup = ProcessCgroupLimits().memory_bytes;
+  if (cgroup) c.memory_limit_bytes = size_t(*cgroup);
+  if (!memory_limit.empty()) {
+    const std::optional<int64_t> flag = ParseByteSize(memory_limit);
+    if (!flag)
+      return Status::InvalidArgument(
+          "--memory-limit: '" + memory_limit + "' is not a size (e.g. 1.4G, 1400M, 1073741824)",
+          "memory_limit");
+    if (!cgroup || *flag < *cgroup) c.memory_limit_bytes = size_t(*flag);
+  }
   c.prefix_caching = !no_prefix_caching;
   BRISK_RETURN_IF_ERROR(ValidateEngineConfig(c));
   return c;

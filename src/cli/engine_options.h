@@ -15,6 +15,7 @@ namespace brisk::cli {
 struct EngineOptions {
   EngineConfig config;  // numeric fields are bound to their flags directly
   int kv_cache_mib = 0;
+  std::string memory_limit;  // --memory-limit SIZE ("" = the cgroup's limit, if any)
   std::string kv_type = "f16";
   std::string batch_policy = "static";
   bool no_prefix_caching = false;

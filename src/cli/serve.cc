@@ -9,8 +9,10 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -20,8 +22,10 @@
 #include "cli/engine_options.h"
 #include "engine/engine.h"
 #include "model/default_model.h"
+#include "model/embedding.h"
 #include "model/model_tokenizer.h"
 #include "model/synth.h"
+#include "runtime/cgroup_limits.h"
 #include "server/api_error.h"
 #include "server/api_server.h"
 #include "server/batch_config.h"
@@ -44,6 +48,7 @@ struct ServeOptions {
   std::string request_log;
   std::string bench_dir;        // "" = BriskHome()/bench, where `brisk bench` writes by default
   std::string allowed_origins;  // "" = no CORS
+  std::string pooling;          // --pooling: "" = the model file's
   EngineOptions engine;
   int default_max_tokens = 0;  // 0: the rest of the context
   int stream_interval = 1;
@@ -134,6 +139,7 @@ void AddResponseStoreOptions(CLI::App* cmd, ServeOptions* o) {
 // nothing loaded yet.
 struct ServePlan {
   std::string model_path;
+  std::optional<Pooling> pooling;  // --pooling, over the file's
   EngineConfig engine;
   server::ServerOptions server;
 };
@@ -151,6 +157,9 @@ Result<ServePlan> PlanServe(ServeOptions& o) {
   BRISK_ASSIGN_OR_RETURN(p.engine, o.engine.Resolve());
   BRISK_ASSIGN_OR_RETURN(p.server.api_key, ReadApiKey(o));
   BRISK_ASSIGN_OR_RETURN(p.server.cors, server::ParseAllowedOrigins(o.allowed_origins));
+  if (!o.pooling.empty()) {
+    BRISK_ASSIGN_OR_RETURN(p.pooling, ParsePooling(o.pooling));
+  }
   BRISK_ASSIGN_OR_RETURN(p.model_path, ResolveModelPath(o.model));
   p.server.model_id =
       o.served_model_name.empty() ? ModelIdFromPath(p.model_path) : o.served_model_name;
@@ -241,13 +250,53 @@ struct LoadedEngine {
   std::unique_ptr<jinja::ChatTemplate> chat_template;
   std::unique_ptr<Engine> engine;
   std::unique_ptr<server::OutputConstraints> constraints;
+  Pooling pooling = Pooling::kNone;    // what the server does with the model
+  std::unique_ptr<RerankHead> rerank;  // pooling rank
 };
+
+// Under a memory limit the packed weights alone take about the file's size: a model that cannot
+// fit is refused before loading it, instead of the kernel killing the process while it packs.
+Status CheckModelFitsMemory(const std::string& path, size_t limit) {
+  if (limit == 0) return Status::Ok();
+  std::error_code ec;
+  uintmax_t bytes = 0;
+  if (std::filesystem::is_directory(path, ec)) {
+    for (const auto& e : std::filesystem::directory_iterator(path, ec))
+      if (e.path().extension() == ".safetensors") bytes += e.file_size(ec);
+  } else {
+    bytes = std::filesystem::file_size(path, ec);
+  }
+  if (ec) return Status::Ok();  // Model::Load reports unreadable paths
+  const size_t need = size_t(bytes) + MemoryHeadroom(limit);
+  if (need <= limit) return Status::Ok();
+  return Status::ResourceExhausted(
+      "memory limit " + FormatBytes(int64_t(limit)) + " is below what the model needs resident: " +
+      FormatBytes(int64_t(bytes)) + " of weights + " + FormatBytes(int64_t(MemoryHeadroom(limit))) +
+      " headroom, before any KV cache; raise the limit or use a smaller file");
+}
+
+// The pooling served: --pooling, else the file's. Mean and cls pooling (read from a file) are
+// refused before the server opens; rank needs the yes/no head.
+Status ResolvePooling(const ServePlan& p, LoadedEngine& l) {
+  l.pooling = p.pooling.value_or(l.model->config().pooling);
+  if (l.pooling == Pooling::kMean || l.pooling == Pooling::kCls)
+    return Status::Unimplemented(std::string("the model declares ") + PoolingName(l.pooling) +
+                                 " pooling, which brisk does not implement (it pools the last "
+                                 "token); --pooling none serves it as a generative model");
+  if (l.pooling == Pooling::kRank) {
+    BRISK_ASSIGN_OR_RETURN(RerankHead head, RerankHead::Create(*l.model, *l.tokenizer));
+    l.rerank = std::make_unique<RerankHead>(std::move(head));
+  }
+  return Status::Ok();
+}
 
 Result<LoadedEngine> LoadEngine(const ServePlan& p) {
   LoadedEngine l;
+  BRISK_RETURN_IF_ERROR(CheckModelFitsMemory(p.model_path, p.engine.memory_limit_bytes));
   BRISK_ASSIGN_OR_RETURN(l.model, Model::Load(p.model_path));
   BRISK_ASSIGN_OR_RETURN(Tokenizer tokenizer, TokenizerForModel(*l.model));
   l.tokenizer = std::make_unique<Tokenizer>(std::move(tokenizer));
+  BRISK_RETURN_IF_ERROR(ResolvePooling(p, l));
   if (!l.model->chat_template().empty()) {
     auto t = jinja::ChatTemplate::Parse(l.model->chat_template());
     if (!t.ok()) return t.status().WithContext("chat template");
@@ -265,6 +314,8 @@ void Announce(const ServePlan& p, const LoadedEngine& l, double load_s, server::
   lm.tokenizer = l.tokenizer.get();
   lm.chat_template = l.chat_template.get();
   lm.constraints = l.constraints.get();
+  lm.pooling = l.pooling;
+  lm.rerank = l.rerank.get();
   lm.synthetic = IsSynthetic(*l.model);
   lm.created = int64_t(std::time(nullptr));
   if (lm.synthetic) std::fprintf(stderr, "%s\n", kSyntheticNotice);
@@ -272,10 +323,28 @@ void Announce(const ServePlan& p, const LoadedEngine& l, double load_s, server::
   const EngineStats s = l.engine->Stats();
   std::fprintf(stderr,
                "brisk serve: model %s loaded in %.2f s; max_model_len %d, %d KV blocks, "
-               "max_num_seqs %d, policy %s%s\n",
+               "max_num_seqs %d, policy %s%s%s\n",
                p.server.model_id.c_str(), load_s, l.engine->config().max_model_len,
                s.kv_blocks_total, s.max_num_seqs, BatchPolicyName(s.policy),
-               p.server.api_key.empty() ? "" : ", API key required");
+               p.server.api_key.empty() ? "" : ", API key required",
+               l.pooling == Pooling::kLast   ? ", embeddings (pooling last)"
+               : l.pooling == Pooling::kRank ? ", reranker (pooling rank)"
+                                             : "");
+  const EngineConfig& c = l.engine->config();
+  const CgroupLimits& cg = ProcessCgroupLimits();
+  std::string cpu = cg.cpu_quota
+                        ? ", cgroup CPU quota " + std::to_string(*cg.cpu_quota).substr(0, 4)
+                        : std::string();
+  std::string mem =
+      c.memory_limit_bytes
+          ? "memory limit " + FormatBytes(int64_t(c.memory_limit_bytes)) +
+                (cg.memory_bytes && size_t(*cg.memory_bytes) == c.memory_limit_bytes
+                     ? " (cgroup v" + std::to_string(cg.version) + " " + cg.memory_dir + ")"
+                     : " (--memory-limit)")
+          : std::string("no memory limit");
+  std::fprintf(stderr, "brisk serve: %d compute threads%s; %s; KV cache %s\n",
+               c.threads > 0 ? c.threads : ThreadPool::DefaultThreads(), cpu.c_str(), mem.c_str(),
+               FormatBytes(int64_t(c.kv_cache_bytes)).c_str());
   std::printf("ready\n");
   std::fflush(stdout);
 }
@@ -316,8 +385,10 @@ int RunServe(ServeOptions& o) {
     (*http)->Stop();
     return ReportError(loaded.status());
   }
-  Announce(*plan, *loaded, NowSeconds() - t0, api);
+  // Reloads reach the engine before "ready" is printed: a client that waits for it and then
+  // sends SIGHUP must not find the signal dropped.
   signal_thread.set_engine(loaded->engine.get());
+  Announce(*plan, *loaded, NowSeconds() - t0, api);
   api.WaitForDrain([&] { return signal_thread.stop_requests() >= 2; });
   if (signal_thread.stop_requests() == 1) FlushResponses(**http, o.write_timeout_s);
   std::fprintf(stderr, "brisk serve: %s\n",
@@ -351,6 +422,11 @@ CommandFn AddServeCommand(CLI::App& app) {
   cmd->add_option("--allowed-origins", o->allowed_origins,
                   "CORS: origins whose web pages may call the API, comma-separated "
                   "(https://app.example.com), or * for any (default: none)");
+  cmd->add_option("--pooling", o->pooling,
+                  "none | last | rank: what the model serves (default: the file's pooling type). "
+                  "last: /v1/embeddings from the last token's hidden state; rank: /v1/rerank "
+                  "from the \"yes\"/\"no\" logits; none: text generation")
+      ->check(CLI::IsMember({"none", "last", "rank"}));
   cmd->add_option("--config", o->config,
                   "batch settings file (JSON, from `brisk tune`); reloaded on SIGHUP/SIGUSR1");
   cmd->add_option("--request-log", o->request_log, "append one JSON line per finished request");

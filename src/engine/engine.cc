@@ -9,6 +9,7 @@
 #include "engine/output_processor.h"
 #include "engine/prompt_logprobs.h"
 #include "engine/request_validation.h"
+#include "runtime/process_memory.h"
 #include "tokenizer/detokenizer.h"
 #include "util/clock.h"
 
@@ -59,26 +60,39 @@ Result<std::unique_ptr<Engine>> Engine::Create(const Model& model, const Tokeniz
                          " (the model's context length), got " + std::to_string(c.max_model_len));
   const size_t block_bytes = KvStore::BlockBytes(mc, c.kv_block_size, c.kv_type);
   const int64_t blocks_per_seq = (c.max_model_len + c.kv_block_size - 1) / c.kv_block_size;
-  if (c.kv_cache_bytes == 0)
-    c.kv_cache_bytes =
-        std::min<size_t>(EngineLimits::kDefaultKvCacheCapBytes,
-                         size_t(blocks_per_seq) * size_t(c.max_num_seqs) * block_bytes);
+  // The weights are packed first: under a memory limit the KV budget is what the packed model
+  // leaves, measured rather than guessed.
+  auto pool = std::make_unique<ThreadPool>(c.threads);
+  auto fwd = std::make_unique<FastForward>(model, *pool, c.max_num_batched_tokens);
+  if (c.kv_cache_bytes == 0) {
+    const size_t full = size_t(blocks_per_seq) * size_t(c.max_num_seqs) * block_bytes;
+    c.kv_cache_bytes = std::min<size_t>(EngineLimits::kDefaultKvCacheCapBytes, full);
+    if (c.memory_limit_bytes > 0) {
+      // The step buffers the engine allocates next (logits rows, prompt-scoring groups).
+      const size_t buffers = size_t(c.max_num_seqs + 32) * size_t(mc.n_vocab) * sizeof(float);
+      BRISK_ASSIGN_OR_RETURN(
+          c.kv_cache_bytes,
+          KvBudgetWithinMemory(c.memory_limit_bytes, ProcessAnonRssBytes() + buffers,
+                               size_t(blocks_per_seq) * block_bytes, c.kv_cache_bytes));
+    }
+  }
   const int64_t n_blocks = int64_t(c.kv_cache_bytes / block_bytes);
   if (n_blocks < blocks_per_seq)
     return Status::Error("the KV cache budget (" + std::to_string(c.kv_cache_bytes >> 20) +
                          " MiB) holds " + std::to_string(n_blocks * c.kv_block_size) +
                          " tokens, fewer than max_model_len " + std::to_string(c.max_model_len));
   if (n_blocks > EngineLimits::kMaxKvBlocks) return Status::Error("KV cache budget too large");
-  return std::unique_ptr<Engine>(new Engine(model, tokenizer, c, int(n_blocks)));
+  return std::unique_ptr<Engine>(
+      new Engine(model, tokenizer, c, int(n_blocks), std::move(pool), std::move(fwd)));
 }
 
 Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfig& config,
-               int n_blocks)
+               int n_blocks, std::unique_ptr<ThreadPool> pool, std::unique_ptr<FastForward> fwd)
     : model_(model),
       tokenizer_(tokenizer),
       config_(config),
-      pool_(std::make_unique<ThreadPool>(config.threads)),
-      fwd_(std::make_unique<FastForward>(model, *pool_, config.max_num_batched_tokens)),
+      pool_(std::move(pool)),
+      fwd_(std::move(fwd)),
       kv_(std::make_unique<KvStore>(model.config(), n_blocks, config.kv_block_size,
                                     config.kv_type)),
       blocks_(n_blocks, config.kv_block_size, config.prefix_caching),

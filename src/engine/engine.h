@@ -112,7 +112,8 @@ class Engine {
     int decode_seqs = 0;        // chunks that extend generated tokens (the controller's)
   };
 
-  Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfig& config, int n_blocks);
+  Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfig& config, int n_blocks,
+         std::unique_ptr<ThreadPool> pool, std::unique_ptr<FastForward> fwd);
   void Loop();
   // One step: plan -> build batch -> run model -> sample -> process outputs -> publish. False when
   // nothing could be scheduled.

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include "runtime/cgroup_limits.h"
+
 namespace brisk {
 namespace {
 
@@ -33,6 +35,26 @@ Status ValidateEngineConfig(const EngineConfig& c) {
   if (!std::isfinite(c.tpot_target_ms) || c.tpot_target_ms <= 0)
     return Status::Error("tpot_target_ms must be a number > 0");
   return Status::Ok();
+}
+
+size_t MemoryHeadroom(size_t memory_limit) {
+  return std::max(EngineLimits::kMemoryHeadroomBytes,
+                  size_t(double(memory_limit) * EngineLimits::kMemoryHeadroomShare));
+}
+
+Result<size_t> KvBudgetWithinMemory(size_t memory_limit, size_t resident, size_t min_bytes,
+                                    size_t default_bytes) {
+  const size_t headroom = MemoryHeadroom(memory_limit);
+  const size_t taken = resident + headroom;
+  const size_t left = memory_limit > taken ? memory_limit - taken : 0;
+  if (left < min_bytes)
+    return Status::ResourceExhausted(
+        "memory limit " + FormatBytes(int64_t(memory_limit)) + ": the loaded model holds " +
+        FormatBytes(int64_t(resident)) + " and " + FormatBytes(int64_t(headroom)) +
+        " is kept as headroom, leaving " + FormatBytes(int64_t(left)) +
+        " for the KV cache, less than one full sequence needs (" + FormatBytes(int64_t(min_bytes)) +
+        "); raise the limit, or lower --max-model-len or use a smaller model");
+  return std::min(left, default_bytes);
 }
 
 int ResolveMaxModelLen(const EngineConfig& c, int model_context_length) {

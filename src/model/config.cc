@@ -15,7 +15,46 @@ Status ReadDim(const gguf::File& f, const std::string& arch, const char* suffix,
   return Status::Ok();
 }
 
+// "<arch>.pooling_type": absent = none; values outside llama.cpp's enum are refused.
+Status ReadPooling(const gguf::File& f, const std::string& arch, Pooling* out) {
+  const std::string key = arch + ".pooling_type";
+  if (!f.Find(key)) return Status::Ok();
+  BRISK_ASSIGN_OR_RETURN(uint64_t v, f.GetUInt(key));
+  if (v > uint64_t(Pooling::kRank))
+    return Status::Error("metadata key '" + key + "' = " + std::to_string(v) +
+                         " is not a pooling type (0 none, 1 mean, 2 cls, 3 last, 4 rank)");
+  *out = Pooling(v);
+  return Status::Ok();
+}
+
 }  // namespace
+
+const char* PoolingName(Pooling p) {
+  switch (p) {
+    case Pooling::kNone:
+      return "none";
+    case Pooling::kMean:
+      return "mean";
+    case Pooling::kCls:
+      return "cls";
+    case Pooling::kLast:
+      return "last";
+    case Pooling::kRank:
+      return "rank";
+  }
+  return "?";
+}
+
+Result<Pooling> ParsePooling(std::string_view name) {
+  if (name == "none") return Pooling::kNone;
+  if (name == "last") return Pooling::kLast;
+  if (name == "rank") return Pooling::kRank;
+  if (name == "mean" || name == "cls")
+    return Status::Unimplemented(
+        "pooling '" + std::string(name) +
+        "' is not supported (brisk pools the last token: none, last, rank)");
+  return Status::Error("unknown pooling '" + std::string(name) + "' (none, last, rank)");
+}
 
 Result<ModelConfig> ConfigFromGguf(const gguf::File& f) {
   ModelConfig c;
@@ -65,6 +104,7 @@ Result<ModelConfig> ConfigFromGguf(const gguf::File& f) {
     return Status::Error("tensor 'token_embd.weight' must be 2-D [n_embd, n_vocab]");
   c.n_vocab = int(embd->ne[1]);
   c.tied_embeddings = f.FindTensor("output.weight") == nullptr;
+  BRISK_RETURN_IF_ERROR(ReadPooling(f, a, &c.pooling));
   return c;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "formats/gguf.h"
 #include "util/status.h"
@@ -11,6 +12,15 @@
 namespace brisk {
 
 enum class Arch { kQwen2, kQwen3 };
+
+// What the model's last hidden state is for (GGUF `<arch>.pooling_type`, llama.cpp's values):
+// none = a generative model; last = an embedding model pooling its last token (Qwen3-Embedding);
+// rank = a reranker scoring its last token (Qwen3-Reranker). mean and cls are read so a file that
+// names them loads and is refused where it would be served (docs/embeddings.md).
+enum class Pooling { kNone = 0, kMean = 1, kCls = 2, kLast = 3, kRank = 4 };
+const char* PoolingName(Pooling p);  // "none", "mean", "cls", "last", "rank"
+// "none" | "last" | "rank" (what brisk serves; mean and cls are refused by name).
+Result<Pooling> ParsePooling(std::string_view name);
 
 struct ModelConfig {
   Arch arch = Arch::kQwen2;
@@ -29,6 +39,7 @@ struct ModelConfig {
   bool tied_embeddings = true;  // no output.weight: lm_head reuses token_embd
   bool qkv_bias = true;         // Qwen2: Q/K/V have biases
   bool qk_norm = false;         // Qwen3: per-head RMSNorm on q and k before RoPE
+  Pooling pooling = Pooling::kNone;
 
   int q_dim() const { return n_head * head_dim; }
   int kv_dim() const { return n_head_kv * head_dim; }

@@ -38,7 +38,7 @@ ReferenceForward::ReferenceForward(const Model& model, ThreadPool& pool, int max
 }
 
 Status ReferenceForward::Run(std::span<const int32_t> tokens, int start_pos, KvCache& kv,
-                             std::span<const int32_t> logit_rows, float* logits) {
+                             std::span<const int32_t> logit_rows, float* logits, float* hidden) {
   const int64_t n_total = int64_t(tokens.size());
   const int64_t limit = std::min(kv.capacity(), c_.context_length);
   if (start_pos < 0 || n_total > limit - start_pos)
@@ -74,7 +74,9 @@ Status ReferenceForward::Run(std::span<const int32_t> tokens, int start_pos, KvC
       ++n_rows;
       ++next_logit;
     }
-    if (n_rows > 0)
+    if (n_rows > 0 && hidden)
+      std::copy_n(h_.data(), size_t(n_rows) * c_.n_embd, hidden + first_logit * size_t(c_.n_embd));
+    if (n_rows > 0 && logits)
       ref::Matmul(pool_, AsMatrix(w.output), h_.data(), n_rows,
                   logits + first_logit * size_t(c_.n_vocab), scratch_.data());
   }

@@ -21,9 +21,12 @@ class ReferenceForward {
 
   // Runs tokens at positions [start_pos, start_pos + tokens.size()) and writes the logits of
   // each position index in `logit_rows` (ascending, into `tokens`) as consecutive rows of
-  // n_vocab floats. Fails on token ids outside the vocabulary or positions past the cache.
+  // n_vocab floats. With `hidden`, also the final-normed hidden state of those rows (after the
+  // output RMSNorm, before lm_head: what embedding models pool) as rows of n_embd floats;
+  // `logits` may then be null to skip lm_head. Fails on token ids outside the vocabulary or
+  // positions past the cache.
   Status Run(std::span<const int32_t> tokens, int start_pos, KvCache& kv,
-             std::span<const int32_t> logit_rows, float* logits);
+             std::span<const int32_t> logit_rows, float* logits, float* hidden = nullptr);
 
  private:
   void Layer(int l, int n, int start_pos, KvCache& kv);

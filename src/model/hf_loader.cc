@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "formats/safetensors.h"
+#include "formats/sentence_transformers.h"
 #include "model/hf_names.h"
 
 namespace brisk {
@@ -105,13 +106,20 @@ Status OpenShards(const std::string& dir, HfStorage* storage,
 
 class Binder {
  public:
+  // Embedding models saved by sentence-transformers (Qwen3-Embedding) hold the inner Qwen3Model:
+  // its names lack the "model." prefix (and there is no lm_head).
   Binder(const std::map<std::string, Source>& tensors, HfStorage* storage)
-      : tensors_(tensors), storage_(storage) {}
+      : tensors_(tensors),
+        storage_(storage),
+        bare_(!tensors.count("model.embed_tokens.weight") && tensors.count("embed_tokens.weight")) {
+  }
 
-  bool Has(const std::string& hf_name) const { return tensors_.count(hf_name) != 0; }
+  bool Has(const std::string& hf_name) const { return tensors_.count(Stored(hf_name)) != 0; }
 
-  // Binds the tensor stored under `hf_name` with shape [rows, cols] (or [cols] when rows == 0).
-  Status Bind(const std::string& hf_name, int64_t cols, int64_t rows, WeightTensor* out) {
+  // Binds the tensor stored under `name` (transformers' *ForCausalLM name) with shape
+  // [rows, cols] (or [cols] when rows == 0).
+  Status Bind(const std::string& name, int64_t cols, int64_t rows, WeightTensor* out) {
+    const std::string hf_name = Stored(name);
     auto it = tensors_.find(hf_name);
     if (it == tensors_.end()) return Status::Error("missing tensor '" + hf_name + "'");
     const st::TensorInfo& t = *it->second.info;
@@ -132,7 +140,7 @@ class Binder {
       storage_->copies.emplace_back(data, data + t.nbytes());
       data = storage_->copies.back().data();
     }
-    out->name = GgufNameFromHf(hf_name);
+    out->name = GgufNameFromHf(name);
     out->type = type;
     out->data = data;
     out->cols = cols;
@@ -141,8 +149,13 @@ class Binder {
   }
 
  private:
+  std::string Stored(const std::string& name) const {
+    return bare_ && name.starts_with("model.") ? name.substr(6) : name;
+  }
+
   const std::map<std::string, Source>& tensors_;
   HfStorage* storage_;
+  bool bare_;
 };
 
 Result<ModelWeights> BindWeights(Binder& b, ModelConfig* c) {
@@ -198,6 +211,24 @@ Result<std::string> ReadDirChatTemplate(const std::string& dir) {
     BRISK_ASSIGN_OR_RETURN(tmpl, hf::ReadTextFile(jinja, size_t(16) << 20));
   }
   return tmpl;
+}
+
+// The pooling sentence-transformers' files declare (none without them): lasttoken is served,
+// mean and cls load (and are refused where served); other modes cannot be described.
+Status ReadPooling(const std::string& dir, ModelConfig* c) {
+  BRISK_ASSIGN_OR_RETURN(st_modules::Info st, st_modules::Read(dir));
+  if (st.pooling.empty() || st.pooling == "none") return Status::Ok();
+  if (st.pooling == "lasttoken") {
+    c->pooling = Pooling::kLast;
+  } else if (st.pooling == "mean") {
+    c->pooling = Pooling::kMean;
+  } else if (st.pooling == "cls") {
+    c->pooling = Pooling::kCls;
+  } else {
+    return Status::Error(dir + ": sentence-transformers pooling '" + st.pooling +
+                         "' is not supported (brisk pools the last token)");
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -294,6 +325,7 @@ Result<std::unique_ptr<Model>> LoadHfDirectory(const std::string& dir_in) {
   if (!config.ok()) return config.status().WithContext(config_path);
   ModelConfig c = std::move(config).value();
   c.name = fs::path(dir).filename().string();
+  BRISK_RETURN_IF_ERROR(ReadPooling(dir, &c));
 
   auto storage = std::make_unique<HfStorage>();
   std::map<std::string, Source> tensors;

@@ -121,6 +121,7 @@ Status WriteHfMetadata(const Model& m, gguf::Writer& w) {
   }
   w.SetF32(a + ".rope.freq_base", float(c.rope_theta));
   w.SetF32(a + ".attention.layer_norm_rms_epsilon", float(c.rms_eps));
+  if (c.pooling != Pooling::kNone) w.SetU32(a + ".pooling_type", uint32_t(c.pooling));
   WriteGgufTokenizer(tok, w);
   if (!m.chat_template().empty()) w.SetString("tokenizer.chat_template", m.chat_template());
   return Status::Ok();

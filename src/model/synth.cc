@@ -68,6 +68,7 @@ void SetSynthMetadata(const SynthOptions& o, const SynthShape& shape, const gguf
   }
   w->SetF32(arch + ".rope.freq_base", 1e6f);
   w->SetF32(arch + ".attention.layer_norm_rms_epsilon", 1e-6f);
+  if (shape.pooling != Pooling::kNone) w->SetU32(arch + ".pooling_type", uint32_t(shape.pooling));
   for (const auto& [key, value] : vocab.metadata())
     if (key.rfind("tokenizer.", 0) == 0) w->SetRaw(key, value);
 }
@@ -142,6 +143,21 @@ void FillTensor(PlannedTensor& t, uint64_t seed, ThreadPool& pool, std::vector<f
   });
 }
 
+// llama.cpp's reranker head: the rows of "yes" and "no" of the (tied) lm_head, bytes copied.
+Result<PlannedTensor> RerankHeadTensor(const PlannedTensor& embd,
+                                       const std::vector<std::string_view>& tokens) {
+  PlannedTensor cls{"cls.output.weight", {embd.dims[0], 2}, 0, 0, embd.type, {}};
+  const size_t row_bytes = RowBytes(embd.type, embd.dims[0]);
+  for (std::string_view word : {"yes", "no"}) {
+    auto it = std::find(tokens.begin(), tokens.end(), word);
+    if (it == tokens.end())
+      return Status::Error("the vocabulary has no token '" + std::string(word) + "'");
+    const uint8_t* row = embd.data.data() + size_t(it - tokens.begin()) * row_bytes;
+    cls.data.insert(cls.data.end(), row, row + row_bytes);
+  }
+  return cls;
+}
+
 int64_t Elements(const std::vector<int64_t>& dims) {
   int64_t n = 1;
   for (int64_t x : dims) n *= x;
@@ -156,6 +172,8 @@ const std::vector<SynthShape>& SynthShapes() {
       {"qwen2.5-1.5b", Arch::kQwen2, 1536, 28, 12, 2, 128, 8960, 32768},
       {"qwen3-0.6b", Arch::kQwen3, 1024, 28, 16, 8, 128, 3072, 40960},
       {"tiny", Arch::kQwen2, 384, 2, 6, 2, 64, 1024, 32768},
+      {"qwen3-embedding-tiny", Arch::kQwen3, 256, 2, 4, 2, 128, 768, 32768, Pooling::kLast},
+      {"qwen3-reranker-tiny", Arch::kQwen3, 256, 2, 4, 2, 128, 768, 32768, Pooling::kRank},
   };
   return kShapes;
 }
@@ -177,6 +195,7 @@ bool IsSynthetic(const Model& model) {
 
 Status WriteSynthModel(const SynthOptions& o, const std::string& path) {
   BRISK_ASSIGN_OR_RETURN(SynthShape shape, FindSynthShape(o.shape));
+  if (o.pooling) shape.pooling = *o.pooling;
   if (!CanWriteFileType(o.type))
     return Status::Error("brisk cannot write file type " + FileTypeString(o.type));
   BRISK_ASSIGN_OR_RETURN(gguf::File vocab,
@@ -196,6 +215,11 @@ Status WriteSynthModel(const SynthOptions& o, const std::string& path) {
     done += Elements(t.dims);
     if (o.progress) o.progress(double(done) / double(total));
     w.AddTensor(t.name, t.type, t.dims, t.data.data(), t.data.size());
+  }
+  PlannedTensor cls{};  // outlives Write(), which reads the data
+  if (shape.pooling == Pooling::kRank) {
+    BRISK_ASSIGN_OR_RETURN(cls, RerankHeadTensor(plan.front(), tokens));
+    w.AddTensor(cls.name, cls.type, cls.dims, cls.data.data(), cls.data.size());
   }
   return w.Write(path);
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,9 +20,11 @@ struct SynthShape {
   std::string name;  // "qwen2.5-0.5b", ...
   Arch arch;
   int n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, context_length;
+  Pooling pooling = Pooling::kNone;  // written as <arch>.pooling_type unless none
 };
 
-// The shapes `brisk synth --shape` knows: qwen2.5-0.5b, qwen2.5-1.5b, qwen3-0.6b, tiny.
+// The shapes `brisk synth --shape` knows: qwen2.5-0.5b, qwen2.5-1.5b, qwen3-0.6b, tiny, and the
+// tiny Qwen3 embedding model and reranker (qwen3-embedding-tiny, qwen3-reranker-tiny).
 const std::vector<SynthShape>& SynthShapes();
 Result<SynthShape> FindSynthShape(const std::string& name);
 
@@ -29,6 +32,9 @@ struct SynthOptions {
   std::string shape = "qwen2.5-0.5b";
   FileType type = FileType::kQ4_K_M;
   uint64_t seed = 1;
+  // Replaces the shape's pooling. A rank model gets llama.cpp's cls.output.weight: copies of the
+  // tied lm_head rows of "yes" and "no", so its scores are the lm_head's.
+  std::optional<Pooling> pooling;
   int threads = 0;  // 0: all cores
   // Called with the fraction done (0..1) as tensors are generated.
   std::function<void(double)> progress;

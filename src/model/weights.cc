@@ -54,6 +54,8 @@ Result<ModelWeights> WeightsFromGguf(const gguf::File& f, const ModelConfig& c) 
   } else {
     BRISK_RETURN_IF_ERROR(Bind(f, "output.weight", d, c.n_vocab, false, &w.output));
   }
+  if (f.FindTensor("cls.output.weight"))
+    BRISK_RETURN_IF_ERROR(Bind(f, "cls.output.weight", d, 2, false, &w.cls_output));
   w.layers.resize(c.n_layer);
   for (int l = 0; l < c.n_layer; ++l) {
     LayerWeights& L = w.layers[l];

@@ -37,6 +37,9 @@ struct ModelWeights {
   WeightTensor token_embd;
   WeightTensor output_norm;
   WeightTensor output;  // == token_embd when embeddings are tied
+  // Rerankers converted by llama.cpp: the lm_head rows of "yes" and "no", in that order
+  // (cls.output.weight, [n_embd, 2]); absent otherwise.
+  WeightTensor cls_output;
   std::vector<LayerWeights> layers;
 };
 

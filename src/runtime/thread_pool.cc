@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "runtime/cgroup_limits.h"
 #include "util/check.h"
 
 namespace brisk {
@@ -19,9 +20,13 @@ inline void CpuRelax() {
 }  // namespace
 
 int ThreadPool::DefaultThreads() {
+  // The cores this process may run on (a cpuset narrows the mask), then the container's CPU quota:
+  // more threads than the quota only get throttled in turn.
   cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
+  const int cores = sched_getaffinity(0, sizeof set, &set) == 0
+                        ? CPU_COUNT(&set)
+                        : int(std::thread::hardware_concurrency());
+  return ThreadsWithin(cores, ProcessCgroupLimits());
 }
 
 ThreadPool::ThreadPool(int n_threads) {

@@ -30,6 +30,7 @@ class ThreadPool {
   // fn(begin, end, thread_index). Static partitioning keeps results independent of timing.
   void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t, int)>& fn);
 
+  // The cores of the affinity mask, at most ceil(the cgroup CPU quota) (runtime/cgroup_limits.h).
   static int DefaultThreads();
 
   // Called by worker `thread` (>= 1) inside a job: once that worker has reported the job done,

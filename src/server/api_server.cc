@@ -6,8 +6,10 @@
 #include <string_view>
 
 #include "server/bench_page.h"
+#include "server/embeddings_route.h"
 #include "server/generation_route.h"
 #include "server/openai_response.h"
+#include "server/rerank_route.h"
 #include "server/responses_route.h"
 #include "server/static_assets.h"
 
@@ -114,6 +116,8 @@ ApiServer::ModelRoute ApiServer::ModelRouteOf(const std::string& p) {
   if (p == "/v1/responses") return ModelRoute::kResponses;
   if (p == "/tokenize") return ModelRoute::kTokenize;
   if (p == "/detokenize") return ModelRoute::kDetokenize;
+  if (p == "/v1/embeddings" || p == "/embeddings") return ModelRoute::kEmbeddings;
+  if (p == "/v1/rerank" || p == "/rerank") return ModelRoute::kRerank;
   return ModelRoute::kNone;
 }
 
@@ -165,6 +169,33 @@ ErrorShape ApiServer::ShapeOf(ModelRoute route) {
   return anthropic ? ErrorShape::kAnthropic : ErrorShape::kOpenAi;
 }
 
+std::optional<ApiError> ApiServer::WrongTask(ModelRoute route) const {
+  const Pooling pooling = model_.pooling;
+  const bool generation = route == ModelRoute::kChat || route == ModelRoute::kCompletion ||
+                          route == ModelRoute::kMessages || route == ModelRoute::kResponses;
+  if (generation && pooling != Pooling::kNone) {
+    return BadRequest(std::string("this server runs the model with pooling '") +
+                          PoolingName(pooling) + "': it cannot generate text; use " +
+                          (pooling == Pooling::kRank ? "/v1/rerank" : "/v1/embeddings"),
+                      "model", "model_not_supported");
+  }
+  if (route == ModelRoute::kEmbeddings && pooling != Pooling::kLast) {
+    return BadRequest(pooling == Pooling::kRank
+                          ? "this server runs a reranker (pooling 'rank'): use /v1/rerank, or "
+                            "start brisk serve with --pooling last for embeddings"
+                          : "the model is not an embedding model: start brisk serve with "
+                            "--pooling last to embed with its last token's hidden state",
+                      "model", "model_not_supported");
+  }
+  if (route == ModelRoute::kRerank && pooling != Pooling::kRank) {
+    return BadRequest(
+        std::string("the model is not a reranker (pooling '") + PoolingName(pooling) +
+            "'): start brisk serve with --pooling rank to score with its \"yes\"/\"no\" logits",
+        "model", "model_not_supported");
+  }
+  return std::nullopt;
+}
+
 void ApiServer::HandleModelRoute(ModelRoute route, HttpRequest&& r,
                                  std::shared_ptr<HttpExchange> ex) {
   const ErrorShape shape = ShapeOf(route);
@@ -184,8 +215,12 @@ void ApiServer::HandleModelRoute(ModelRoute route, HttpRequest&& r,
     resp.headers.emplace_back("Connection", "close");
     return ex->Respond(std::move(resp));
   }
+  if (auto e = WrongTask(route)) return ex->Respond(ErrorResponse(*e, shape));
   if (route == ModelRoute::kResponses)
     return HandleCreateResponse(*this, model_, std::move(r), std::move(ex));
+  if (route == ModelRoute::kEmbeddings)
+    return HandleEmbeddings(*this, model_, std::move(r), std::move(ex));
+  if (route == ModelRoute::kRerank) return HandleRerank(*this, model_, std::move(r), std::move(ex));
   const GenerationApi api = route == ModelRoute::kChat         ? GenerationApi::kChat
                             : route == ModelRoute::kCompletion ? GenerationApi::kCompletion
                                                                : GenerationApi::kAnthropicMessages;
@@ -221,6 +256,7 @@ HttpResponse ApiServer::Props() const {
     const EngineConfig& c = model_.engine->config();
     const EngineStats s = model_.engine->Stats();
     j["synthetic"] = model_.synthetic;
+    j["pooling"] = PoolingName(model_.pooling);
     j["max_model_len"] = c.max_model_len;
     // null: a request without max_tokens may run to the end of the context.
     j["default_max_tokens"] =

@@ -13,9 +13,11 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "engine/engine.h"
+#include "model/embedding.h"
 #include "server/api_error.h"
 #include "server/cors.h"
 #include "server/http_server.h"
@@ -47,8 +49,12 @@ struct LoadedModel {
   const Tokenizer* tokenizer = nullptr;
   const jinja::ChatTemplate* chat_template = nullptr;  // nullptr: chat route refuses
   OutputConstraints* constraints = nullptr;            // nullptr: structured outputs are refused
-  bool synthetic = false;                              // random weights: the UI warns
-  int64_t created = 0;                                 // unix time the model was loaded
+  // What the model serves (docs/embeddings.md): none = generation, last = /v1/embeddings,
+  // rank = /v1/rerank (with `rerank`, its yes/no head); the other routes answer 400.
+  Pooling pooling = Pooling::kNone;
+  const RerankHead* rerank = nullptr;
+  bool synthetic = false;  // random weights: the UI warns
+  int64_t created = 0;     // unix time the model was loaded
 };
 
 class ApiServer {
@@ -90,11 +96,15 @@ class ApiServer {
     kCountTokens,
     kResponses,
     kTokenize,
-    kDetokenize
+    kDetokenize,
+    kEmbeddings,
+    kRerank
   };
   static ModelRoute ModelRouteOf(const std::string& path);
   // Anthropic's routes answer every error in Anthropic's shape, authentication and method included.
   static ErrorShape ShapeOf(ModelRoute route);
+  // The 400 of a route the loaded model's pooling does not serve, or nullopt.
+  std::optional<ApiError> WrongTask(ModelRoute route) const;
   void HandleModelRoute(ModelRoute route, HttpRequest&& r, std::shared_ptr<HttpExchange> ex);
 
   bool Authorized(const HttpRequest& r) const;

@@ -143,17 +143,7 @@ std::optional<ApiError> ParseCommon(const Fields& f, const RequestLimits& lim, O
   }
   const char* rep_key = f.Has("repetition_penalty") ? "repetition_penalty" : "repeat_penalty";
   if (auto e = f.Float(rep_key, ranges.repetition_penalty, &sp.repetition_penalty)) return e;
-  if (const Json* seed = f.Get("seed")) {
-    // Any 64-bit integer: negative seeds wrap, as Python clients may send them.
-    int64_t s = 0;
-    if (seed->is_number_unsigned()) {
-      sp.seed = seed->get<uint64_t>();
-    } else if (Fields::AsInt64(*seed, &s)) {
-      sp.seed = static_cast<uint64_t>(s);
-    } else {
-      return Fields::TypeError("seed", "an integer", *seed);
-    }
-  }
+  if (auto e = f.Seed("seed", &sp.seed)) return e;
   if (auto e = f.Int32("n", IntRange(1, kMaxChoices), &r->n)) return e;
   if (auto e = ParseStop(f, lim, &gen)) return e;
   if (const Json* ids = f.Get("stop_token_ids")) {

@@ -102,6 +102,20 @@ std::optional<ApiError> Fields::Int32(const char* key, const ParamRange& r, int*
   return std::nullopt;
 }
 
+std::optional<ApiError> Fields::Seed(const char* key, std::optional<uint64_t>* out) const {
+  const Json* v = Get(key);
+  if (!v) return std::nullopt;
+  int64_t s = 0;
+  if (v->is_number_unsigned()) {
+    *out = v->get<uint64_t>();
+  } else if (AsInt64(*v, &s)) {
+    *out = static_cast<uint64_t>(s);
+  } else {
+    return TypeError(Name(key), "an integer", *v);
+  }
+  return std::nullopt;
+}
+
 bool Fields::AsInt64(const Json& v, int64_t* out) {
   if (v.is_number_unsigned()) {
     if (v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())) return false;

@@ -45,6 +45,9 @@ class Fields {
   // clients).
   std::optional<ApiError> Int(const char* key, const ParamRange& r, int64_t* out) const;
   std::optional<ApiError> Int32(const char* key, const ParamRange& r, int* out) const;
+  // A sampling seed: any 64-bit integer (negative seeds wrap, as Python clients may send them);
+  // absent or null leaves *out as it is.
+  std::optional<ApiError> Seed(const char* key, std::optional<uint64_t>* out) const;
 
   // v as an int64 (integers, and floats with an integral value in range); false otherwise.
   static bool AsInt64(const nlohmann::ordered_json& v, int64_t* out);

@@ -372,16 +372,7 @@ std::optional<ApiError> ParseGenerationFields(const Fields& f, const RequestLimi
   if (f.Has("max_output_tokens")) chat.max_tokens_field = "max_output_tokens";
   if (auto e = f.Float("temperature", kOpenAiRanges.temperature, &sp.temperature)) return e;
   if (auto e = f.Float("top_p", kOpenAiRanges.top_p, &sp.top_p)) return e;
-  if (const Json* seed = f.Get("seed")) {  // an extension, as on the chat route
-    int64_t s = 0;
-    if (seed->is_number_unsigned()) {
-      sp.seed = seed->get<uint64_t>();
-    } else if (Fields::AsInt64(*seed, &s)) {
-      sp.seed = static_cast<uint64_t>(s);
-    } else {
-      return Fields::TypeError("seed", "an integer", *seed);
-    }
-  }
+  if (auto e = f.Seed("seed", &sp.seed)) return e;
   if (auto e = f.Bool("parallel_tool_calls", &chat.parallel_tool_calls)) return e;
   if (auto e = f.Bool("stream", &chat.stream)) return e;
   if (const Json* so = f.Get("stream_options")) {

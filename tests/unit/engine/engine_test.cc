@@ -14,6 +14,7 @@
 #include "structured/gbnf.h"
 #include "structured/json_schema.h"
 #include "test_paths.h"
+#include "tiny_model_fixture.h"
 
 namespace brisk {
 namespace {
@@ -25,22 +26,8 @@ class Collector : public CollectingSink {
   bool WaitTokens(size_t n) { return CollectingSink::WaitTokens(n, 60); }
 };
 
-class EngineTest : public ::testing::Test {
+class EngineTest : public test::TinyModelTest {
  protected:
-  void SetUp() override {
-    auto m = Model::Load(
-        test::FindGoldenOrData("models/tiny-untied-q4_k_m.gguf", "golden/tiny-untied-q4_k_m.gguf"));
-    ASSERT_TRUE(m.ok()) << m.message();
-    model_ = std::move(m).value();
-    auto t = TokenizerForModel(*model_);
-    ASSERT_TRUE(t.ok()) << t.message();
-    tok_ = std::make_unique<Tokenizer>(std::move(t).value());
-  }
-  std::vector<int32_t> Prompt(int n, int salt) const {
-    std::vector<int32_t> t(n);
-    for (int i = 0; i < n; ++i) t[i] = int32_t((i * 131 + salt * 977 + 7) % 2000);
-    return t;
-  }
   std::unique_ptr<Engine> MakeEngine(EngineConfig c) {
     c.threads = 2;
     c.prefill_class_min_tokens = prefill_min_;
@@ -84,8 +71,6 @@ class EngineTest : public ::testing::Test {
     }
     return sinks;
   }
-  std::unique_ptr<Model> model_;
-  std::unique_ptr<Tokenizer> tok_;
   int prefill_min_ = EngineConfig{}.prefill_class_min_tokens;
 };
 

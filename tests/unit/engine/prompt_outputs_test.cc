@@ -14,26 +14,13 @@
 #include "model/forward.h"
 #include "model/model_tokenizer.h"
 #include "test_paths.h"
+#include "tiny_model_fixture.h"
 
 namespace brisk {
 namespace {
 
-class PromptOutputsTest : public ::testing::Test {
+class PromptOutputsTest : public test::TinyModelTest {
  protected:
-  void SetUp() override {
-    auto m = Model::Load(
-        test::FindGoldenOrData("models/tiny-untied-q4_k_m.gguf", "golden/tiny-untied-q4_k_m.gguf"));
-    ASSERT_TRUE(m.ok()) << m.message();
-    model_ = std::move(m).value();
-    auto t = TokenizerForModel(*model_);
-    ASSERT_TRUE(t.ok()) << t.message();
-    tok_ = std::make_unique<Tokenizer>(std::move(t).value());
-  }
-  std::vector<int32_t> Prompt(int n, int salt) const {
-    std::vector<int32_t> t(n);
-    for (int i = 0; i < n; ++i) t[i] = int32_t((i * 131 + salt * 977 + 7) % 2000);
-    return t;
-  }
   std::unique_ptr<Engine> MakeEngine(EngineConfig c = {}) {
     c.threads = 2;
     auto e = Engine::Create(*model_, tok_.get(), c);
@@ -51,8 +38,6 @@ class PromptOutputsTest : public ::testing::Test {
     EXPECT_TRUE(fwd.Run(tokens, 0, kv.blocks(), rows, out.data(), /*prompt=*/false).ok());
     return out;
   }
-  std::unique_ptr<Model> model_;
-  std::unique_ptr<Tokenizer> tok_;
   ThreadPool pool_{2};
 };
 
