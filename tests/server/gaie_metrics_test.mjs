@@ -8,9 +8,9 @@
 //     is running) and nothing else, vllm:num_requests_running = STREAMS and waiting = 0; EXTRA
 //     more requests while every sequence slot is taken wait: waiting = EXTRA, running unchanged;
 //   - vllm:kv_cache_usage_perc is referenced blocks / all blocks (the engine's definition): under
-//     load a whole number of blocks, at least one per running sequence (its last, unshared block);
-//     idle again it is exactly 0 although the prefix cache still holds those blocks (a repeated
-//     prompt then hits the cache);
+//     load a whole number of blocks, about the KV rows the engine counts as written (its prompt
+//     and generation token counters) over the block size; idle again it is exactly 0 although
+//     the prefix cache still holds those blocks (a repeated prompt then hits the cache);
 //   - GET /ready is 200 throughout (loaded, not draining, the engine steps).
 // No timing is asserted: the streams ask for far more tokens than the test needs and are
 // cancelled by disconnecting once it has looked.
@@ -68,6 +68,12 @@ function gauge(families, name, labelNames) {
   return f.samples[0];
 }
 
+const counter = (families, name) => {
+  const f = families.get(name);
+  assert.ok(f, `no ${name} in /metrics`);
+  return f.samples.reduce((sum, x) => sum + x.value, 0);
+};
+
 const PLAIN = ['model_name'];
 const CACHE_INFO = ['model_name', 'block_size', 'cache_dtype', 'enable_prefix_caching', 'engine',
   'num_gpu_blocks'];
@@ -84,7 +90,11 @@ async function look() {
     waiting: gauge(fams, 'vllm:num_requests_waiting', PLAIN).value,
     kv: gauge(fams, 'vllm:kv_cache_usage_perc', PLAIN).value,
     info: gauge(fams, 'vllm:cache_config_info', CACHE_INFO),
-    hits: fams.get('vllm:prefix_cache_hits_total')?.samples[0]?.value ?? 0,
+    hits: counter(fams, 'vllm:prefix_cache_hits_total'),
+    // KV rows the engine wrote: prompt tokens computed (cache hits excluded) and tokens sampled.
+    written: counter(fams, 'brisk:engine_prompt_tokens_computed_total') +
+      counter(fams, 'brisk:engine_generation_tokens_total'),
+    generated: counter(fams, 'brisk:engine_generation_tokens_total'),
   };
   assert.ok(Number.isInteger(v.running) && Number.isInteger(v.waiting), JSON.stringify(v));
   assert.ok(v.kv >= 0 && v.kv <= 1, `kv_cache_usage_perc ${v.kv}`);
@@ -93,7 +103,7 @@ async function look() {
 
 // The engine publishes its counts once per step (and when a request ends): a scrape may see the
 // step before. Looks until `want` holds, checking `always` on every look; fails after `tries`.
-async function lookUntil(what, want, always = () => {}, tries = 400) {
+async function lookUntil(what, want, always = () => {}, tries = 4000) {
   let v;
   for (let i = 0; i < tries; i++) {
     v = await look();
@@ -144,13 +154,25 @@ test('GAIE series by exact name and labels, agreeing with the engine under load'
       assert.ok(v.running <= STREAMS, `running ${v.running} > ${STREAMS} slots`);
       assert.ok(v.running + v.waiting <= STREAMS + EXTRA, JSON.stringify(v));
     };
-    const full = await lookUntil(`${STREAMS} open streams running`,
+    await lookUntil(`${STREAMS} open streams running`,
       (v) => v.running === STREAMS && v.waiting === 0, bounded);
-    // KV usage: referenced blocks over all blocks, so a whole number of blocks.
+    // KV usage against what the engine wrote. Since the idle look only these streams ran, and
+    // every block they reference holds rows they wrote (a shared prefix is written once, by the
+    // first): referenced blocks ~ written / block_size, plus per sequence its partly filled last
+    // block, a block taken ahead for the next token, a partly reused prefix block and one step of
+    // lag between the token counters and the published usage. Looked at once a few blocks'
+    // worth of tokens exist, so the bounds mean something.
+    const bs = props.kv.block_size;
+    const full = await lookUntil('a few blocks generated',
+      (v) => v.generated - idle.generated >= STREAMS * 2 * bs, bounded);
+    assert.deepEqual([full.running, full.waiting], [STREAMS, 0]);
     const used = full.kv * blocks;
     assert.ok(Math.abs(used - Math.round(used)) < 1e-6 * blocks, `kv ${full.kv} of ${blocks} blocks`);
-    assert.ok(Math.round(used) >= STREAMS,
-      `${Math.round(used)} blocks referenced by ${STREAMS} running sequences`);
+    const written = full.written - idle.written;
+    const slack = 4 * STREAMS;
+    assert.ok(Math.round(used) >= Math.max(STREAMS, Math.floor(written / bs) - slack) &&
+              Math.round(used) <= Math.ceil(written / bs) + slack,
+      `${Math.round(used)} blocks referenced after ${written} rows written (${bs} per block)`);
 
     // EXTRA more: no slot, so they wait (their streams cannot open yet).
     const extra = Array.from({ length: EXTRA }, (_, k) => {
