@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "bench/subprocess.h"
 #include "test_paths.h"
@@ -55,18 +57,44 @@ TEST(ParseNvidiaSmiCsv, RefusesMalformedLines) {
   EXPECT_NE(r.message().find("line 2"), std::string::npos) << r.message();
 }
 
-TEST(ParseNvidiaSmiCsv, RandomBytesNeverCrash) {
+// Random bytes, and random lines of near-valid pieces (so that many parse): never a crash, and
+// whatever is accepted is one reading per non-blank line with values >= 0 or NaN.
+TEST(ParseNvidiaSmiCsv, RandomInputNeverCrashesOrLeaksBadValues) {
   std::mt19937 rng(31);
   const std::string alphabet = "0123456789., \n[]N/A-e+\r\t\x80\xff";
-  for (int i = 0; i < 20000; ++i) {
-    std::string s(rng() % 40, ' ');
-    for (char& c : s) c = alphabet[rng() % alphabet.size()];
+  // Lines of mostly three fields, each a valid or an invalid value.
+  const std::vector<std::string> values = {"1",  "87",  "0.5", "40536", "1e3", "[N/A]", " 7 ",
+                                           "-2", "nan", "inf", "",      "x",   "[]",    "1e999"};
+  int accepted = 0;
+  for (int i = 0; i < 40000; ++i) {
+    std::string s;
+    if (i % 2 == 0) {
+      s.assign(rng() % 40, ' ');
+      for (char& c : s) c = alphabet[rng() % alphabet.size()];
+    } else {
+      for (int line = int(rng() % 3); line >= 0; --line) {
+        const int fields = rng() % 8 == 0 ? 2 + int(rng() % 3) : 3;
+        for (int f = 0; f < fields; ++f)
+          s +=
+              (f ? (rng() % 2 ? ", " : ",") : "") + values[rng() % (rng() % 2 ? 7 : values.size())];
+        s += rng() % 4 == 0 ? "\r\n" : "\n";
+      }
+    }
     auto r = ParseNvidiaSmiCsv(s);
-    if (r.ok())
-      for (const GpuReading& g : *r)
-        for (double v : {g.util_pct, g.mem_used_mib, g.power_w})
-          EXPECT_TRUE(std::isnan(v) || (std::isfinite(v) && v >= 0)) << s;
+    if (!r.ok()) continue;
+    ++accepted;
+    int lines = 0;
+    for (size_t a = 0; a <= s.size();) {
+      const size_t b = std::min(s.find('\n', a), s.size());
+      if (s.find_first_not_of(" \t\r", a) < b) ++lines;
+      a = b + 1;
+    }
+    EXPECT_EQ(r->size(), size_t(lines)) << s;
+    for (const GpuReading& g : *r)
+      for (double v : {g.util_pct, g.mem_used_mib, g.power_w})
+        EXPECT_TRUE(std::isnan(v) || (std::isfinite(v) && v >= 0)) << s;
   }
+  EXPECT_GT(accepted, 100);  // the near-valid half must reach the accepting path
 }
 
 TEST(GpuAccumulator, MeansOverSamplesSumsOverGpus) {
