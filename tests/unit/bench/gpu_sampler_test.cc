@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/subprocess.h"
@@ -131,8 +133,10 @@ std::string WriteFakeNvidiaSmi(const std::string& csv) {
   const std::string dir = test::TempDir();
   const std::string path = dir + "/nvidia-smi";
   std::ofstream f(path);
-  std::string expected;
-  for (const std::string& a : NvidiaSmiQueryArgs()) expected += (expected.empty() ? "" : " ") + a;
+  // The query spelled out here, not taken from NvidiaSmiQueryArgs(): the CSV parser expects
+  // exactly these three values in this order, without units.
+  const std::string expected =
+      "--query-gpu=utilization.gpu,memory.used,power.draw --format=csv,noheader,nounits";
   f << "#!/bin/sh\n"
     << "[ \"$*\" = \"" << expected << "\" ] || { echo \"bad args: $*\" >&2; exit 9; }\n"
     << "printf '" << csv << "'\n";
@@ -168,6 +172,49 @@ TEST(GpuSampler, ReadsTheStandInOnThePath) {
   EXPECT_DOUBLE_EQ(p.gpu.util_mean_pct, 80);
   EXPECT_DOUBLE_EQ(p.gpu.mem_used_max_mib, 30000);
   EXPECT_DOUBLE_EQ(p.gpu.power_mean_w, 400);
+}
+
+bool Exists(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0;
+}
+
+// A reading that started in one point and ended after the next one began counts in neither: a
+// stand-in that blocks until the test creates `go` (and says "10" when it had to wait, "90"
+// otherwise), a reading held across BeginPoint, then released.
+TEST(GpuSampler, AReadingThatStraddlesAPointBoundaryIsDropped) {
+  const std::string dir = test::TempDir();
+  const std::string program = dir + "/nvidia-smi";
+  {
+    std::ofstream f(program);
+    f << "#!/bin/sh\n"
+      << "if [ -e " << dir << "/go ]; then printf '90, 100, 10\\n'; exit 0; fi\n"
+      << "echo started >> " << dir << "/started\n"
+      << "while [ ! -e " << dir << "/go ]; do sleep 0.01; done\n"
+      << "printf '10, 100, 10\\n'\n";
+  }
+  chmod(program.c_str(), 0755);
+  auto count_started = [&] {
+    std::ifstream f(dir + "/started");
+    int n = 0;
+    for (std::string line; std::getline(f, line);) ++n;
+    return n;
+  };
+  GpuSampler sampler(program, /*period_s=*/3600);  // only BeginPoint wakes its thread
+  sampler.BeginPoint();                            // its thread's reading blocks
+  bool counted = true;
+  std::thread held([&] { counted = sampler.Sample(); });  // so does this one
+  for (int i = 0; i < 100000 && count_started() < 2; ++i) usleep(1000);
+  ASSERT_EQ(count_started(), 2);
+  sampler.BeginPoint();  // the next point starts while both readings run
+  std::ofstream(dir + "/go").close();
+  held.join();
+  EXPECT_FALSE(counted);
+  BenchPoint p;
+  sampler.EndPoint(&p);
+  ASSERT_TRUE(p.gpu.has);
+  EXPECT_EQ(p.gpu.util_max_pct, 90);  // nothing of the readings that waited
+  EXPECT_EQ(p.gpu.util_mean_pct, 90);
 }
 
 TEST(GpuSampler, GarbageFromTheToolMeansNoReading) {
