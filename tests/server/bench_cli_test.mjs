@@ -133,7 +133,7 @@ describe('brisk bench', () => {
     }
   });
 
-  test('with nvidia-smi on the PATH: GPU columns and charts per point (a stand-in script)',
+  test('--url with nvidia-smi on the PATH: GPU columns and charts per point (a stand-in script)',
        async () => {
     // Prints nvidia-smi's CSV for exactly the query brisk sends; anything else fails.
     const bin = tmp('fake-gpu');
@@ -160,6 +160,13 @@ describe('brisk bench', () => {
       const html = fs.readFileSync(path.join(out, 'report.html'), 'utf8');
       for (const m of ['gpu_util', 'gpu_memory', 'gpu_power', 'server_requests', 'kv_usage'])
         assert.match(html, new RegExp(`data-metric="${m}"`), m);
+      // In-process the engine runs on the CPUs: the same stand-in on the PATH adds nothing.
+      const inOut = tmp('bench-gpu-in');
+      const inRun = await run(['bench', '-m', opts.model, ...common, '--out', inOut], 240000,
+                              { PATH: `${bin}:${process.env.PATH}` });
+      assert.equal(inRun.code, 0, inRun.stderr);
+      assert.doesNotMatch(inRun.stdout, /GPU/);
+      readReport(inOut).points.forEach((p) => assert.equal(p.gpu, undefined));
     } finally {
       await server.stop();
     }
