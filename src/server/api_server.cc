@@ -243,7 +243,8 @@ HttpResponse ApiServer::Ready() {
     const EngineStats s = model_.engine->Stats();
     // The server's own count is current even when a wedged engine stopped publishing its stats.
     const bool has_work = in_flight_.load() > 0 || s.running + s.waiting > 0;
-    stalled = watchdog_.Stalled(s.steps, has_work, NowSeconds());
+    stalled =
+        watchdog_.Stalled(s.steps, has_work, options_.clock ? options_.clock() : NowSeconds());
   }
   const Readiness r = ReadinessOf(loaded, draining_.load(), stalled);
   Json body = {{"status", ReadinessName(r)}};

@@ -40,6 +40,7 @@ struct ServerOptions {
   std::string bench_dir;           // `brisk bench` output folder for GET /bench ("" = none)
   CorsPolicy cors;                 // --allowed-origins; off by default
   ResponseStoreLimits responses;   // the Responses API's store (--responses-max, ...)
+  std::function<double()> clock;  // monotonic seconds for GET /ready's watchdog; empty = NowSeconds
 };
 
 // What exists once the model is loaded (the server answers 503 before).

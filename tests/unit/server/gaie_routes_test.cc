@@ -1,7 +1,8 @@
 // What a Gateway API Inference Extension endpoint picker and a Kubernetes readiness probe read
 // from a server with a model loaded (the golden tiny model, a real engine): GET /ready is 200,
-// then 503 "draining" after SIGTERM's BeginDrain while /health keeps its own answer; GET /metrics
-// has vllm:cache_config_info whose block_size / num_gpu_blocks are what GET /props reports.
+// then 503 "draining" after SIGTERM's BeginDrain while /health keeps its own answer, and 503
+// "stalled" when work is held and no step ends for the watchdog's period (a hand-driven clock);
+// GET /metrics has vllm:cache_config_info whose block_size / num_gpu_blocks are /props's.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -38,6 +39,7 @@ class GaieRoutesTest : public ::testing::Test {
     engine_ = std::move(e).value();
     ServerOptions o;
     o.model_id = "tiny";
+    o.clock = [this] { return now_; };
     api_ = std::make_unique<ApiServer>(o, &metrics_, nullptr);
     LoadedModel lm;
     lm.engine = engine_.get();
@@ -60,6 +62,7 @@ class GaieRoutesTest : public ::testing::Test {
   std::unique_ptr<Engine> engine_;
   ServerMetrics metrics_;
   std::unique_ptr<ApiServer> api_;
+  double now_ = 1000;  // GET /ready's clock
 };
 
 TEST_F(GaieRoutesTest, ReadyUntilDraining) {
@@ -72,6 +75,23 @@ TEST_F(GaieRoutesTest, ReadyUntilDraining) {
   EXPECT_EQ(r.status, 503);
   EXPECT_EQ(Json::parse(r.body)["status"], "draining");
   EXPECT_EQ(Json::parse(Get("/health").body)["status"], "draining");  // unchanged behaviour
+}
+
+TEST_F(GaieRoutesTest, StalledWhileWorkIsHeldAndNoStepEnds) {
+  // A request the server counts but never submits (GenerationStarted alone): work is held and the
+  // engine's step counter stands still, as when a step never ends.
+  EXPECT_EQ(Get("/ready").status, 200);
+  api_->GenerationStarted();
+  EXPECT_EQ(Get("/ready").status, 200);  // the first look with work starts the clock
+  now_ += kEngineStallSeconds - 1;
+  EXPECT_EQ(Get("/ready").status, 200);
+  now_ += 1;
+  const HttpResponse r = Get("/ready");
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(Json::parse(r.body)["status"], "stalled");
+  EXPECT_EQ(Get("/health").status, 200);  // not a liveness failure: no restart for a stall
+  api_->GenerationFinished();
+  EXPECT_EQ(Get("/ready").status, 200);  // nothing held: ready again
 }
 
 TEST_F(GaieRoutesTest, CacheConfigInfoIsTheKvCacheOfProps) {
