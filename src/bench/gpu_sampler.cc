@@ -74,8 +74,8 @@ Result<std::vector<GpuReading>> ParseNvidiaSmiCsv(std::string_view text) {
   return out;
 }
 
-void GpuAccumulator::Add(const std::vector<GpuReading>& gpus) {
-  if (gpus.empty()) return;
+bool GpuAccumulator::Add(const std::vector<GpuReading>& gpus) {
+  if (gpus.empty()) return false;
   ++samples_;
   gpus_ = int(gpus.size());
   // Per reading: utilisation averaged over the GPUs that report it, memory and power summed.
@@ -96,6 +96,7 @@ void GpuAccumulator::Add(const std::vector<GpuReading>& gpus) {
     power_sum_ += power, ++power_n_;
     power_max_ = std::max(power_max_, power);
   }
+  return true;
 }
 
 GpuSide GpuAccumulator::Summary() const {
@@ -121,43 +122,24 @@ std::unique_ptr<GpuSampler> GpuSampler::CreateIfAvailable(double period_s) {
 }
 
 bool GpuSampler::Sample() {
-  uint64_t point;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    point = point_;
-  }
+  const uint64_t point = readings_.Current();
   std::vector<std::string> argv = {program_};
   for (std::string& a : NvidiaSmiQueryArgs()) argv.push_back(std::move(a));
   auto out = RunCommandOutput(argv, {kNvidiaSmiTimeoutS, kNvidiaSmiMaxOutput});
   if (!out.ok()) return false;
-  auto readings = ParseNvidiaSmiCsv(*out);
-  if (!readings.ok()) return false;
-  std::lock_guard<std::mutex> lock(mu_);
-  if (point != point_) return false;
-  acc_.Add(*readings);
-  return true;
+  auto gpus = ParseNvidiaSmiCsv(*out);
+  return gpus.ok() && readings_.Add(point, *gpus);
 }
 
 void GpuSampler::BeginPoint() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++point_;
-    acc_.Reset();
-  }
+  readings_.Begin();
   thread_.Wake();  // a first reading while the load starts, however short the point
 }
 
 void GpuSampler::EndPoint(BenchPoint* p) {
   // A point that ended before any reading finished still gets one, taken now.
-  bool none;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    none = acc_.Summary().samples == 0;
-  }
-  if (none) Sample();
-  std::lock_guard<std::mutex> lock(mu_);
-  p->gpu = acc_.Summary();
-  ++point_;  // readings still running belong to no point
+  if (readings_.Empty()) Sample();
+  p->gpu = readings_.End();
 }
 
 }  // namespace brisk

@@ -7,9 +7,7 @@
 //      available (power on some boards).
 #pragma once
 
-#include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,7 +34,7 @@ Result<std::vector<GpuReading>> ParseNvidiaSmiCsv(std::string_view text);
 // Folds readings into a point's GpuSide (pure: tests feed readings directly).
 class GpuAccumulator {
  public:
-  void Add(const std::vector<GpuReading>& gpus);
+  bool Add(const std::vector<GpuReading>& gpus);  // false for an empty reading (nothing counted)
   GpuSide Summary() const;
   void Reset() { *this = GpuAccumulator(); }
 
@@ -65,9 +63,7 @@ class GpuSampler : public PointSampler {
 
  private:
   const std::string program_;
-  std::mutex mu_;
-  uint64_t point_ = 0;  // BeginPoint's count: a reading counts only in the point it started in
-  GpuAccumulator acc_;
+  PointReadings<GpuAccumulator> readings_;
   PeriodicThread thread_;  // last: stops before the members it reads are destroyed
 };
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -39,6 +40,48 @@ class PeriodicThread {
   std::condition_variable cv_;
   bool stop_ = false, wake_ = false;
   std::thread thread_;
+};
+
+// The current point's accumulator (GpuAccumulator, GaugeAccumulator: Add(reading) -> bool,
+// Summary(), Reset()) and the point's number, for readings that take time (a process to run, a
+// scrape): a reading counts only if the point it started in is still the current one, so one
+// that straddles a boundary counts in neither point. Thread-safe.
+template <class Acc>
+class PointReadings {
+ public:
+  // The point a reading starting now belongs to.
+  uint64_t Current() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return point_;
+  }
+  // Folds in a finished reading started in point `started`; false when that point is over or
+  // the accumulator took nothing from it.
+  template <class Reading>
+  bool Add(uint64_t started, const Reading& reading) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return started == point_ && acc_.Add(reading);
+  }
+  // A new point: what was seen so far is forgotten.
+  void Begin() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++point_;
+    acc_.Reset();
+  }
+  bool Empty() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return acc_.Summary().samples == 0;
+  }
+  // The point's summary; readings still running then belong to no point.
+  auto End() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++point_;
+    return acc_.Summary();
+  }
+
+ private:
+  std::mutex mu_;
+  uint64_t point_ = 0;
+  Acc acc_;
 };
 
 }  // namespace brisk

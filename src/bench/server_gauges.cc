@@ -59,11 +59,7 @@ ServerGaugeSampler::ServerGaugeSampler(HttpUrl url, std::string api_key, double 
     : url_(std::move(url)), api_key_(std::move(api_key)), thread_(period_s, [this] { Sample(); }) {}
 
 bool ServerGaugeSampler::Sample() {
-  uint64_t point;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    point = point_;
-  }
+  const uint64_t point = readings_.Current();
   HttpClientOptions o;
   o.connect_timeout_s = kScrapeConnectTimeoutS;
   o.total_timeout_s = kScrapeTimeoutS;
@@ -74,32 +70,18 @@ bool ServerGaugeSampler::Sample() {
   const HttpCallResult r = HttpCall(url_, o, std::move(req));
   if (!DescribeHttpFailure(r).empty()) return false;
   auto sums = SumPrometheusSamples(r.body);
-  if (!sums.ok()) return false;
-  std::lock_guard<std::mutex> lock(mu_);
-  if (point != point_) return false;
-  return acc_.Add(*sums);
+  return sums.ok() && readings_.Add(point, *sums);
 }
 
 void ServerGaugeSampler::BeginPoint() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++point_;
-    acc_.Reset();
-  }
+  readings_.Begin();
   thread_.Wake();  // a first scrape while the load starts, however short the point
 }
 
 void ServerGaugeSampler::EndPoint(BenchPoint* p) {
   // A point that ended before any scrape finished still gets one, taken now.
-  bool none;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    none = acc_.Summary().samples == 0;
-  }
-  if (none) Sample();
-  std::lock_guard<std::mutex> lock(mu_);
-  p->gauges = acc_.Summary();
-  ++point_;  // scrapes still running belong to no point
+  if (readings_.Empty()) Sample();
+  p->gauges = readings_.End();
 }
 
 }  // namespace brisk

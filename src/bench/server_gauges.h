@@ -5,9 +5,7 @@
 // A server without them (llama-server) gives no column rather than zeros.
 #pragma once
 
-#include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 
 #include "bench/http_client.h"
@@ -51,9 +49,7 @@ class ServerGaugeSampler : public PointSampler {
  private:
   const HttpUrl url_;
   const std::string api_key_;
-  std::mutex mu_;
-  uint64_t point_ = 0;  // BeginPoint's count: a scrape counts only in the point it started in
-  GaugeAccumulator acc_;
+  PointReadings<GaugeAccumulator> readings_;
   PeriodicThread thread_;  // last: stops before the members it reads are destroyed
 };
 

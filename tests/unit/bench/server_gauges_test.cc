@@ -63,6 +63,30 @@ TEST(GaugeAccumulator, NonFiniteValuesAreLeftOut) {
   EXPECT_DOUBLE_EQ(g.kv_usage_mean, 0.5);
 }
 
+// Both samplers' bookkeeping (PointReadings): a scrape started in one point and finished in the
+// next counts in neither; one started and finished in a point counts there.
+TEST(PointReadings, AReadingCountsOnlyInThePointItStartedIn) {
+  PointReadings<GaugeAccumulator> r;
+  const Sums running3 = {{"vllm:num_requests_running", 3}};
+  r.Begin();
+  const uint64_t first = r.Current();
+  EXPECT_TRUE(r.Add(first, running3));
+  const uint64_t straddling = r.Current();
+  EXPECT_FALSE(r.Empty());
+  EXPECT_DOUBLE_EQ(r.End().running_max, 3);
+  EXPECT_FALSE(r.Add(straddling, Sums{{"vllm:num_requests_running", 99}}));  // after End
+  r.Begin();
+  EXPECT_TRUE(r.Empty());  // nothing of the last point, nothing of the late reading
+  const uint64_t late = r.Current();
+  r.Begin();
+  EXPECT_FALSE(r.Add(late, Sums{{"vllm:num_requests_running", 99}}));  // across a Begin
+  EXPECT_TRUE(r.Add(r.Current(), Sums{{"vllm:num_requests_running", 1}}));
+  EXPECT_FALSE(r.Add(r.Current(), Sums{{"other", 1}}));  // nothing the accumulator takes
+  const ServerGauges g = r.End();
+  EXPECT_EQ(g.samples, 1);
+  EXPECT_DOUBLE_EQ(g.running_max, 1);
+}
+
 BenchReport TwoPoints() {
   BenchReport r;
   r.sweep = "concurrency";
