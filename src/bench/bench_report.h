@@ -44,6 +44,29 @@ struct ServerSide {
   int64_t prompt_tokens = 0;
 };
 
+// The GPUs over one point (where nvidia-smi is on the PATH: bench/gpu_sampler.h). Each sample
+// reads every GPU: utilisation is their mean, memory and power their sum; NaN where nvidia-smi
+// reported the value as not available.
+struct GpuSide {
+  bool has = false;  // nothing below is meaningful without it
+  int gpus = 0;      // GPUs in the last sample
+  int samples = 0;
+  double util_mean_pct = 0, util_max_pct = 0;  // 0..100
+  double mem_used_max_mib = 0;
+  double power_mean_w = 0, power_max_w = 0;
+};
+
+// The target's own gauges sampled while one point ran (--url: GET /metrics, vLLM's names:
+// vllm:kv_cache_usage_perc, vllm:num_requests_running, vllm:num_requests_waiting;
+// bench/server_gauges.h). NaN for a gauge the server does not export.
+struct ServerGauges {
+  bool has = false;
+  int samples = 0;
+  double kv_usage_mean = 0, kv_usage_max = 0;  // 0..1
+  double running_mean = 0, running_max = 0;
+  double waiting_mean = 0, waiting_max = 0;
+};
+
 // One measured setting.
 struct BenchPoint {
   // The sweep coordinates (0 = not set for this run).
@@ -67,6 +90,8 @@ struct BenchPoint {
   LatencySummary ttft_ms, tpot_ms, itl_ms, e2e_ms;
   double peak_rss_mib = 0;  // 0 = not measured (HTTP without --server-pid)
   ServerSide server;
+  GpuSide gpu;          // has = false without nvidia-smi
+  ServerGauges gauges;  // has = false in-process, or when the server exports none
 };
 
 struct BenchReport {

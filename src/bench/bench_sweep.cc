@@ -206,7 +206,9 @@ Status RunSetting(LoadTarget& target, const BenchSweepOptions& o, const SweepAxe
       for (c.level = 0; c.level < a.levels; ++c.level) {
         PointPlan plan = PlanPoint(o, a, c);
         plan.requests = &vreqs;
+        for (PointSampler* s : o.samplers) s->BeginPoint();
         BenchPoint p = RunPoint(target, plan, rss);
+        for (PointSampler* s : o.samplers) s->EndPoint(&p);
         p.max_num_seqs = c.seqs;
         p.max_num_batched_tokens = o.max_num_batched_tokens;
         p.max_prefill_chunk = o.max_prefill_chunk;

@@ -10,6 +10,7 @@
 
 #include "bench/bench_report.h"
 #include "bench/load_target.h"
+#include "bench/point_sampler.h"
 
 namespace brisk {
 
@@ -38,6 +39,8 @@ struct BenchSweepOptions {
   uint64_t seed = 20240611;
   bool progress = true;
   std::string command;  // for the report header
+  // Measured beside every point (GPU state, the server's gauges); not owned, may be empty.
+  std::vector<PointSampler*> samplers;
 };
 
 // Errors for invalid options or a target that refuses a setting; failed requests are reported

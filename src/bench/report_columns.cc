@@ -54,6 +54,44 @@ bool AnyPeakRss(const BenchReport& r) {
   return false;
 }
 
+bool AnyGpu(const BenchReport& r) {
+  for (const BenchPoint& p : r.points)
+    if (p.gpu.has) return true;
+  return false;
+}
+
+bool AnyServerGauges(const BenchReport& r) {
+  for (const BenchPoint& p : r.points)
+    if (p.gauges.has) return true;
+  return false;
+}
+
+namespace {
+
+// A cell of an optional group: "-" for a point without it (or a value the source did not give).
+std::string Cell(bool has, double v, int decimals) { return has ? Fixed(v, decimals) : "-"; }
+
+void AddGaugeColumns(std::vector<ReportColumn>& c) {
+  c.push_back({"KV use max %", true, [](const BenchPoint& p) {
+                 return Cell(p.gauges.has, 100 * p.gauges.kv_usage_max, 1);
+               }});
+  c.push_back({"running", true,
+               [](const BenchPoint& p) { return Cell(p.gauges.has, p.gauges.running_mean, 1); }});
+  c.push_back({"waiting", true,
+               [](const BenchPoint& p) { return Cell(p.gauges.has, p.gauges.waiting_mean, 1); }});
+}
+
+void AddGpuColumns(std::vector<ReportColumn>& c) {
+  c.push_back({"GPU util %", true,
+               [](const BenchPoint& p) { return Cell(p.gpu.has, p.gpu.util_mean_pct, 0); }});
+  c.push_back({"GPU mem MiB", true,
+               [](const BenchPoint& p) { return Cell(p.gpu.has, p.gpu.mem_used_max_mib, 0); }});
+  c.push_back(
+      {"GPU W", true, [](const BenchPoint& p) { return Cell(p.gpu.has, p.gpu.power_mean_w, 0); }});
+}
+
+}  // namespace
+
 std::vector<ReportColumn> ReportColumns(const BenchReport& r) {
   std::vector<ReportColumn> c;
   c.push_back({r.sweep.empty() ? "point" : r.sweep, false, PointLabel});
@@ -83,6 +121,8 @@ std::vector<ReportColumn> ReportColumns(const BenchReport& r) {
     c.push_back({"seqs/step", true, [](const BenchPoint& p) {
                    return p.server.has ? Fixed(p.server.mean_batch_seqs, 2) : std::string("-");
                  }});
+  if (AnyServerGauges(r)) AddGaugeColumns(c);
+  if (AnyGpu(r)) AddGpuColumns(c);
   return c;
 }
 

@@ -22,7 +22,9 @@ struct ReportColumn {
 };
 
 // The label column, ok/fail, throughput, goodput (with an SLO), TTFT/TPOT p50+p99, ITL p99,
-// E2E p99, peak RSS (when any point measured it), server batch size (when any point has it).
+// E2E p99, peak RSS (when any point measured it), server batch size (when any point has it), the
+// server's gauges (KV cache use, running and waiting requests: --url with vLLM's metrics) and the
+// GPUs (utilisation, memory, power: nvidia-smi on the PATH), each only when a point has them.
 std::vector<ReportColumn> ReportColumns(const BenchReport& report);
 
 // ("model", "qwen (Q4_K_M, random weights: ...)"), ... in display order; empty items left out.
@@ -42,5 +44,7 @@ std::vector<std::string> FailureLines(const BenchReport& report);
 
 bool AnyServerSide(const BenchReport& report);
 bool AnyPeakRss(const BenchReport& report);
+bool AnyGpu(const BenchReport& report);
+bool AnyServerGauges(const BenchReport& report);
 
 }  // namespace brisk

@@ -14,6 +14,10 @@
 //   batch                  server-side mean sequences per step vs sweep (only when a point has
 //                          server-side numbers)
 //   memory                 peak RSS (MiB) vs sweep (only when a point measured it)
+//   server_requests        the server's running / waiting requests, sampled (--url with vLLM's
+//   kv_usage               gauges) and its KV cache use (%); only when a point has them
+//   gpu_util, gpu_memory,  GPU utilisation (%), memory used (MiB) and power (W) from nvidia-smi;
+//   gpu_power              only when a point has them (nvidia-smi on the PATH)
 // Charts use successful requests only: a point where every request failed is in the table but
 // has no marker. The x axis is numeric for concurrency / max_num_seqs / request_rate sweeps with
 // distinct finite values, otherwise the points' labels in order (e.g. batch policies).
@@ -154,6 +158,41 @@ LineChart VersusThroughput(const BenchReport& r, const std::string& metric, cons
   return c;
 }
 
+// The charts of what was sampled beside the load: the server's gauges and the GPUs, each group
+// only when a point has it.
+std::string SamplerCharts(const BenchReport& r, const SweepCharts& sc) {
+  std::string h;
+  if (AnyServerGauges(r)) {
+    auto has = [](const BenchPoint& p) { return p.gauges.has; };
+    h += RenderLineChart(
+        sc.Make("server_requests", "Server requests (sampled)", "requests",
+                {{"running (mean)", [](const BenchPoint& p) { return p.gauges.running_mean; }},
+                 {"waiting (mean)", [](const BenchPoint& p) { return p.gauges.waiting_mean; }},
+                 {"waiting (max)", [](const BenchPoint& p) { return p.gauges.waiting_max; }}},
+                has));
+    h += RenderLineChart(
+        sc.Make("kv_usage", "Server KV cache use", "percent",
+                {{"mean", [](const BenchPoint& p) { return 100 * p.gauges.kv_usage_mean; }},
+                 {"max", [](const BenchPoint& p) { return 100 * p.gauges.kv_usage_max; }}},
+                has));
+  }
+  if (AnyGpu(r)) {
+    auto has = [](const BenchPoint& p) { return p.gpu.has; };
+    h += RenderLineChart(sc.Make("gpu_util", "GPU utilisation", "percent",
+                                 {{"mean", [](const BenchPoint& p) { return p.gpu.util_mean_pct; }},
+                                  {"max", [](const BenchPoint& p) { return p.gpu.util_max_pct; }}},
+                                 has));
+    h += RenderLineChart(
+        sc.Make("gpu_memory", "GPU memory used", "MiB (all GPUs)",
+                {{"max", [](const BenchPoint& p) { return p.gpu.mem_used_max_mib; }}}, has));
+    h += RenderLineChart(sc.Make("gpu_power", "GPU power", "W (all GPUs)",
+                                 {{"mean", [](const BenchPoint& p) { return p.gpu.power_mean_w; }},
+                                  {"max", [](const BenchPoint& p) { return p.gpu.power_max_w; }}},
+                                 has));
+  }
+  return h;
+}
+
 }  // namespace
 
 std::string BenchReport::ToHtml() const {
@@ -233,6 +272,7 @@ std::string BenchReport::ToHtml() const {
         sc.Make("memory", "Peak memory", "peak RSS (MiB)",
                 {{"peak RSS MiB", [](const BenchPoint& p) { return p.peak_rss_mib; }}},
                 [](const BenchPoint& p) { return p.peak_rss_mib > 0; }));
+  h += SamplerCharts(*this, sc);
   h += "</div>\n<p class=\"note\">Charts use successful requests only; a point where every "
        "request failed appears in the table but not in the charts. Hover a marker for its "
        "value.</p>\n</body>\n</html>\n";

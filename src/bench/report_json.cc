@@ -192,6 +192,30 @@ void ReadPoint(const Json& j, const std::string& path, BenchPoint& p, Status* er
     s.Int("generation_tokens", v.generation_tokens);
     s.Double("kv_usage_max", v.kv_usage_max);
   }
+  if (const Json* gj = f.Object("gauges")) {
+    Fields g(*gj, f.PathOf("gauges"), err);
+    ServerGauges& v = p.gauges;
+    g.Bool("has", v.has);
+    g.Int("samples", v.samples);
+    g.Double("kv_usage_mean", v.kv_usage_mean);
+    g.Double("kv_usage_max", v.kv_usage_max);
+    g.Double("running_mean", v.running_mean);
+    g.Double("running_max", v.running_max);
+    g.Double("waiting_mean", v.waiting_mean);
+    g.Double("waiting_max", v.waiting_max);
+  }
+  if (const Json* gj = f.Object("gpu")) {
+    Fields g(*gj, f.PathOf("gpu"), err);
+    GpuSide& v = p.gpu;
+    g.Bool("has", v.has);
+    g.Int("gpus", v.gpus);
+    g.Int("samples", v.samples);
+    g.Double("util_mean_pct", v.util_mean_pct);
+    g.Double("util_max_pct", v.util_max_pct);
+    g.Double("mem_used_max_mib", v.mem_used_max_mib);
+    g.Double("power_mean_w", v.power_mean_w);
+    g.Double("power_max_w", v.power_max_w);
+  }
 }
 
 std::string Trim(const std::string& s) {
@@ -277,6 +301,29 @@ Json BenchPointJson(const BenchPoint& p) {
                  {"prefix_hit_tokens", s.prefix_hit_tokens},
                  {"generation_tokens", s.generation_tokens},
                  {"kv_usage_max", Num(s.kv_usage_max)}};
+  // Written only when measured: reports without a GPU or gauges keep their old shape.
+  if (p.gauges.has) {
+    const ServerGauges& g = p.gauges;
+    x["gauges"] = {{"has", true},
+                   {"samples", g.samples},
+                   {"kv_usage_mean", Num(g.kv_usage_mean)},
+                   {"kv_usage_max", Num(g.kv_usage_max)},
+                   {"running_mean", Num(g.running_mean)},
+                   {"running_max", Num(g.running_max)},
+                   {"waiting_mean", Num(g.waiting_mean)},
+                   {"waiting_max", Num(g.waiting_max)}};
+  }
+  if (p.gpu.has) {
+    const GpuSide& g = p.gpu;
+    x["gpu"] = {{"has", true},
+                {"gpus", g.gpus},
+                {"samples", g.samples},
+                {"util_mean_pct", Num(g.util_mean_pct)},
+                {"util_max_pct", Num(g.util_max_pct)},
+                {"mem_used_max_mib", Num(g.mem_used_max_mib)},
+                {"power_mean_w", Num(g.power_mean_w)},
+                {"power_max_w", Num(g.power_max_w)}};
+  }
   return x;
 }
 

@@ -13,7 +13,10 @@
 
 #include "bench/bench_sweep.h"
 #include "bench/engine_target.h"
+#include "bench/gpu_sampler.h"
+#include "bench/http_client.h"
 #include "bench/http_target.h"
+#include "bench/server_gauges.h"
 #include "cli/bench_common.h"
 #include "cli/cli_util.h"
 #include "cli/commands.h"
@@ -109,6 +112,19 @@ int RunSweep(SweepCliOptions& o, const std::string& command) {
     auto t = CreateEngineTarget(e);
     if (!t.ok()) return fail(t.status());
     target = std::move(t).value();
+  }
+  // Beside the load on a server (--url): its own gauges, and the GPUs where nvidia-smi is on the
+  // PATH (a GPU server benchmarked from its machine). In-process the engine runs on this
+  // machine's CPUs: a GPU here has nothing to do with the numbers.
+  std::unique_ptr<ServerGaugeSampler> gauges;
+  std::unique_ptr<GpuSampler> gpu;
+  if (!o.url.empty()) {
+    auto url = ParseHttpUrl(o.url);
+    if (!url.ok()) return fail(url.status());
+    gauges = std::make_unique<ServerGaugeSampler>(*url, o.api_key);
+    s.samplers.push_back(gauges.get());
+    gpu = GpuSampler::CreateIfAvailable();
+    if (gpu) s.samplers.push_back(gpu.get());
   }
   auto rep = RunBenchSweep(*target, s);
   if (!rep.ok()) return fail(rep.status());

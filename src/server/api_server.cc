@@ -5,6 +5,7 @@
 #include <optional>
 #include <string_view>
 
+#include "model/kv_store.h"
 #include "server/bench_page.h"
 #include "server/embeddings_route.h"
 #include "server/generation_route.h"
@@ -12,6 +13,7 @@
 #include "server/rerank_route.h"
 #include "server/responses_route.h"
 #include "server/static_assets.h"
+#include "util/clock.h"
 
 namespace brisk::server {
 namespace {
@@ -132,8 +134,9 @@ void ApiServer::Handle(HttpRequest&& r, std::shared_ptr<HttpExchange> ex) {
   const std::string& p = r.path;
   const bool get = r.method == "GET" || r.method == "HEAD";
   const bool post = r.method == "POST";
-  // Public: liveness and the web UI (the page itself asks for the key).
+  // Public: liveness, readiness (probes carry no key) and the web UI (the page asks for the key).
   if (p == "/health" && get) return ex->Respond(Health());
+  if (p == "/ready" && get) return ex->Respond(Ready());
   if (get && FindStaticAsset(p) != nullptr) return ex->Respond(StaticFile(r));
   // The bench report is a UI page too (reached by a link, so it cannot carry a key), and its JSON
   // holds the same numbers as the page: guarding one copy and not the other would protect nothing.
@@ -233,6 +236,24 @@ HttpResponse ApiServer::Health() const {
   return JsonResponse(200, Json{{"status", "ok"}});
 }
 
+HttpResponse ApiServer::Ready() {
+  const bool loaded = loaded_.load();
+  bool stalled = false;
+  if (loaded) {
+    const EngineStats s = model_.engine->Stats();
+    // The server's own count is current even when a wedged engine stopped publishing its stats.
+    const bool has_work = in_flight_.load() > 0 || s.running + s.waiting > 0;
+    stalled =
+        watchdog_.Stalled(s.steps, has_work, options_.clock ? options_.clock() : NowSeconds());
+  }
+  const Readiness r = ReadinessOf(loaded, draining_.load(), stalled);
+  Json body = {{"status", ReadinessName(r)}};
+  if (r == Readiness::kStalled)
+    body["message"] = "the engine holds requests but has not finished a step in " +
+                      std::to_string(int(kEngineStallSeconds)) + " s";
+  return JsonResponse(r == Readiness::kReady ? 200 : 503, body);
+}
+
 HttpResponse ApiServer::Models() const {
   // model_ is written once before loaded_ is set: read it only after seeing loaded_.
   const bool loaded = loaded_.load();
@@ -262,7 +283,7 @@ HttpResponse ApiServer::Props() const {
     j["default_max_tokens"] =
         options_.default_max_tokens > 0 ? Json(options_.default_max_tokens) : Json(nullptr);
     j["stream_interval"] = options_.stream_interval;
-    j["kv"] = {{"type", c.kv_type == KvType::kF16 ? "f16" : "f32"},
+    j["kv"] = {{"type", KvTypeName(c.kv_type)},
                {"block_size", c.kv_block_size},
                {"blocks", s.kv_blocks_total},
                {"prefix_caching", c.prefix_caching}};
@@ -326,8 +347,13 @@ HttpResponse ApiServer::Metrics() const {
   HttpResponse r;
   r.content_type = "text/plain; version=0.0.4; charset=utf-8";
   EngineStats s;
-  if (loaded_.load()) s = model_.engine->Stats();
-  r.body = metrics_->Render(s, options_.model_id);
+  KvCacheInfo cache;
+  if (loaded_.load()) {
+    s = model_.engine->Stats();
+    const EngineConfig& c = model_.engine->config();
+    cache = {c.kv_block_size, s.kv_blocks_total, KvTypeName(c.kv_type), c.prefix_caching};
+  }
+  r.body = metrics_->Render(s, options_.model_id, cache);
   return r;
 }
 

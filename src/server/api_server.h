@@ -1,10 +1,10 @@
 // The routes of `brisk serve` (DESIGN §6): authentication, the loading and draining states, and
-// the small endpoints (health, models, props, tokenize, detokenize, metrics, admin config, the
-// static web UI, the bench report of bench_page.h), and CORS (cors.h). Generation routes (OpenAI's
-// and Anthropic's /v1/messages with its count_tokens) are in generation_route.h, the Responses
-// API's (with its store of responses) in responses_route.h. One ApiServer
-// serves every HTTP thread; the handler never blocks: generation work goes to the engine and comes
-// back through request sinks.
+// the small endpoints (health, readiness (readiness.h), models, props, tokenize, detokenize,
+// metrics, admin config, the static web UI, the bench report of bench_page.h), and CORS (cors.h).
+// Generation routes (OpenAI's and Anthropic's /v1/messages with its count_tokens) are in
+// generation_route.h, the Responses API's (with its store of responses) in responses_route.h. One
+// ApiServer serves every HTTP thread; the handler never blocks: generation work goes to the engine
+// and comes back through request sinks.
 #pragma once
 
 #include <atomic>
@@ -22,6 +22,7 @@
 #include "server/cors.h"
 #include "server/http_server.h"
 #include "server/metrics.h"
+#include "server/readiness.h"
 #include "server/request_log.h"
 #include "server/response_store.h"
 #include "tokenizer/jinja/chat_template.h"
@@ -39,6 +40,7 @@ struct ServerOptions {
   std::string bench_dir;           // `brisk bench` output folder for GET /bench ("" = none)
   CorsPolicy cors;                 // --allowed-origins; off by default
   ResponseStoreLimits responses;   // the Responses API's store (--responses-max, ...)
+  std::function<double()> clock;  // monotonic seconds for GET /ready's watchdog; empty = NowSeconds
 };
 
 // What exists once the model is loaded (the server answers 503 before).
@@ -109,6 +111,7 @@ class ApiServer {
 
   bool Authorized(const HttpRequest& r) const;
   HttpResponse Health() const;
+  HttpResponse Ready();  // GET /ready: 200 only when loaded, not draining and not stalled
   HttpResponse Models() const;
   HttpResponse Model(const std::string& id) const;  // GET /v1/models/{id}
   HttpResponse Props() const;
@@ -129,6 +132,7 @@ class ApiServer {
   std::atomic<bool> draining_{false};
   std::atomic<int> in_flight_{0};
   std::atomic<uint64_t> request_counter_{0};
+  StepWatchdog watchdog_;  // when the engine's step counter last moved (GET /ready)
 };
 
 // Constant-time comparison of a header with the expected value (no early exit on the first

@@ -324,6 +324,20 @@ void RenderEngineFamilies(Exposition& ex, const EngineStats& stats) {
             static_cast<double>(stats.preemptions));
 }
 
+// vLLM's info metric for its CacheConfig: a gauge fixed at 1 whose labels carry the settings
+// (vLLM adds engine="0" for its first engine core). Absent until the model is loaded, so no
+// reader takes a block count of 0 for the real one.
+void RenderCacheConfigInfo(Exposition& ex, const KvCacheInfo& cache) {
+  if (cache.block_size <= 0) return;
+  ex.Family("vllm:cache_config_info", "gauge", "Information of the LLMEngine CacheConfig");
+  // Python's str() of the values, as vLLM renders them: booleans are True / False.
+  ex.Sample("vllm:cache_config_info", 1,
+            "block_size=\"" + std::to_string(cache.block_size) + "\",cache_dtype=\"" +
+                EscapeLabelValue(cache.cache_dtype) + "\",enable_prefix_caching=\"" +
+                (cache.prefix_caching ? "True" : "False") + "\",engine=\"0\",num_gpu_blocks=\"" +
+                std::to_string(cache.num_blocks) + "\"");
+}
+
 // vLLM's request families, from finished requests.
 void RenderRequestFamilies(Exposition& ex, const ServerMetrics::Snapshot& s) {
   ex.Scalar("vllm:prompt_tokens_total", "counter",
@@ -400,10 +414,12 @@ void RenderRecentFamilies(Exposition& ex, ServerMetrics::Snapshot& s) {
 
 }  // namespace
 
-std::string ServerMetrics::Render(const EngineStats& stats, std::string_view model_name) const {
+std::string ServerMetrics::Render(const EngineStats& stats, std::string_view model_name,
+                                  const KvCacheInfo& cache) const {
   Snapshot s = TakeSnapshot();
   Exposition ex(model_name);
   RenderEngineFamilies(ex, stats);
+  RenderCacheConfigInfo(ex, cache);
   RenderRequestFamilies(ex, s);
   RenderStepFamilies(ex, stats);
   RenderRecentFamilies(ex, s);

@@ -7,7 +7,12 @@
 //     OnTokens() for each token after a request's first, and OnRequestRejected() when the engine
 //     refuses a request (overloaded).
 //   - GET /metrics calls Render() with a fresh Engine::Stats(); gauges (running, waiting, KV usage,
-//     last step) and the engine-side counters (preemptions, prefix cache) come from that snapshot.
+//     last step) and the engine-side counters (preemptions, prefix cache) come from that snapshot,
+//     and vllm:cache_config_info from the KV cache's shape (KvCacheInfo).
+//
+// The Gateway API Inference Extension's endpoint picker reads vllm:num_requests_waiting,
+// vllm:num_requests_running, vllm:kv_cache_usage_perc and the block_size / num_gpu_blocks labels
+// of vllm:cache_config_info by these exact names: keep them (docs/deploy.md).
 //
 // Token counters are counted per finished request, from FinishInfo::usage: after a load run
 // vllm:generation_tokens_total equals the sum of the usage.completion_tokens the clients received
@@ -81,6 +86,16 @@ struct MetricsOptions {
   std::function<double()> clock;       // seconds, monotonic; empty = std::chrono::steady_clock
 };
 
+// The KV cache's shape for vllm:cache_config_info (vLLM renders its CacheConfig as labels of a
+// gauge that is always 1). num_blocks is brisk's KV block count, in host memory: vLLM's label is
+// num_gpu_blocks, and that is the name readers look for. block_size 0 = not loaded (no sample).
+struct KvCacheInfo {
+  int block_size = 0;  // tokens per block
+  int num_blocks = 0;
+  std::string cache_dtype;  // "f16" / "f32" (as GET /props says)
+  bool prefix_caching = false;
+};
+
 class ServerMetrics {
  public:
   explicit ServerMetrics(MetricsOptions options = {});
@@ -96,8 +111,9 @@ class ServerMetrics {
   void OnRequestRejected();  // thread-safe
 
   // The whole exposition. Every sample carries {model_name="..."}; `stats` supplies the gauges
-  // and the engine-side counters.
-  std::string Render(const EngineStats& stats, std::string_view model_name) const;
+  // and the engine-side counters, `cache` the labels of vllm:cache_config_info.
+  std::string Render(const EngineStats& stats, std::string_view model_name,
+                     const KvCacheInfo& cache = {}) const;
 
   // Totals, for tests and the dashboard.
   int64_t generation_tokens() const;

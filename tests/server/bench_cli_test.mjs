@@ -29,9 +29,9 @@ process.on('exit', () => {
 // Reports' "latest" copies go to a private BRISK_HOME, not the user's.
 const home = mkTemp('brisk-bench-home-');
 
-function run(args, timeoutMs = 240000) {
+function run(args, timeoutMs = 240000, env = {}) {
   return new Promise((resolve, reject) => {
-    const p = spawn(opts.brisk, args, { env: { ...process.env, BRISK_HOME: home },
+    const p = spawn(opts.brisk, args, { env: { ...process.env, BRISK_HOME: home, ...env },
                                         stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
@@ -49,6 +49,9 @@ function run(args, timeoutMs = 240000) {
 }
 
 const tmp = (name) => mkTemp(`brisk-${name}-`);
+// Whether an nvidia-smi is on this machine's PATH (then GPU columns are expected everywhere).
+const realNvidiaSmi = (process.env.PATH ?? '').split(':')
+  .some((d) => { try { fs.accessSync(path.join(d || '.', 'nvidia-smi'), fs.constants.X_OK); return true; } catch { return false; } });
 const readReport = (dir) => JSON.parse(fs.readFileSync(path.join(dir, 'report.json'), 'utf8'));
 const common = ['--workload', 'mix', '--concurrency', '1,2', '--num-prompts', '3',
                 '--output-len', '5', '--warmup', '1', '--no-progress'];
@@ -117,7 +120,53 @@ describe('brisk bench', () => {
         assert.equal(p.server.has, true);
         assert.equal(p.server.generation_tokens, p.output_tokens);
         assert.ok(p.peak_rss_mib > 0);
+        // brisk serve exports vLLM's gauges: sampled beside every point.
+        assert.equal(p.gauges?.has, true, JSON.stringify(p));
+        assert.ok(p.gauges.running_max >= 0 && p.gauges.running_max <= p.concurrency);
+        assert.ok(p.gauges.kv_usage_max >= 0 && p.gauges.kv_usage_max <= 1);
+        if (!realNvidiaSmi) assert.equal(p.gpu, undefined, 'a GPU point without nvidia-smi');
       });
+      assert.match(r.stdout, /KV use max %/);
+      if (!realNvidiaSmi) assert.doesNotMatch(r.stdout, /GPU/, 'no nvidia-smi: no GPU column');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('--url with nvidia-smi on the PATH: GPU columns and charts per point (a stand-in script)',
+       async () => {
+    // Prints nvidia-smi's CSV for exactly the query brisk sends; anything else fails.
+    const bin = tmp('fake-gpu');
+    const query = '--query-gpu=utilization.gpu,memory.used,power.draw --format=csv,noheader,nounits';
+    fs.writeFileSync(path.join(bin, 'nvidia-smi'),
+      `#!/bin/sh\n[ "$*" = "${query}" ] || exit 9\nprintf '60, 1000, 100.5\\n40, 3000, [N/A]\\n'\n`,
+      { mode: 0o755 });
+    const server = await startServer({ brisk: opts.brisk, model: opts.model });
+    try {
+      const out = tmp('bench-gpu');
+      const r = await run(['bench', '--url', server.url, ...common, '--out', out], 240000,
+                          { PATH: `${bin}:${process.env.PATH}` });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /GPU util %/);
+      assert.match(r.stdout, /GPU mem MiB/);
+      const rep = readReport(out);
+      rep.points.forEach((p) => {
+        assert.equal(p.gpu?.has, true, JSON.stringify(p));
+        assert.equal(p.gpu.gpus, 2);
+        assert.equal(p.gpu.util_mean_pct, 50);        // mean over the GPUs
+        assert.equal(p.gpu.mem_used_max_mib, 4000);   // summed
+        assert.equal(p.gpu.power_mean_w, 100.5);      // [N/A] left out, not 0
+      });
+      const html = fs.readFileSync(path.join(out, 'report.html'), 'utf8');
+      for (const m of ['gpu_util', 'gpu_memory', 'gpu_power', 'server_requests', 'kv_usage'])
+        assert.match(html, new RegExp(`data-metric="${m}"`), m);
+      // In-process the engine runs on the CPUs: the same stand-in on the PATH adds nothing.
+      const inOut = tmp('bench-gpu-in');
+      const inRun = await run(['bench', '-m', opts.model, ...common, '--out', inOut], 240000,
+                              { PATH: `${bin}:${process.env.PATH}` });
+      assert.equal(inRun.code, 0, inRun.stderr);
+      assert.doesNotMatch(inRun.stdout, /GPU/);
+      readReport(inOut).points.forEach((p) => assert.equal(p.gpu, undefined));
     } finally {
       await server.stop();
     }

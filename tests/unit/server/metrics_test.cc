@@ -371,6 +371,43 @@ TEST(Metrics, EmptyExpositionIsValidAndComplete) {
   }
 }
 
+// The Gateway API Inference Extension reads the block_size and num_gpu_blocks labels of
+// vllm:cache_config_info (an info gauge fixed at 1, as vLLM renders its CacheConfig).
+TEST(Metrics, CacheConfigInfoCarriesTheLabelsGaieReads) {
+  ServerMetrics m({.max_model_len = 1000, .clock = {}});
+  const KvCacheInfo cache{
+      .block_size = 16, .num_blocks = 512, .cache_dtype = "f16", .prefix_caching = true};
+  const Parsed p = Parse(m.Render({}, "qwen", cache));
+  ASSERT_EQ(p.error, "");
+  ASSERT_TRUE(p.families.count("vllm:cache_config_info"));
+  const PromFamily& f = p.families.at("vllm:cache_config_info");
+  EXPECT_EQ(f.type, "gauge");
+  ASSERT_EQ(f.samples.size(), 1u);
+  EXPECT_EQ(f.samples[0].value, 1);
+  EXPECT_EQ(f.samples[0].labels,
+            (std::map<std::string, std::string>{{"model_name", "qwen"},
+                                                {"block_size", "16"},
+                                                {"num_gpu_blocks", "512"},
+                                                {"cache_dtype", "f16"},
+                                                {"enable_prefix_caching", "True"},
+                                                {"engine", "0"}}));
+  // A label value from outside stays one valid label.
+  const Parsed odd = Parse(m.Render({}, "qwen", {.block_size = 1, .cache_dtype = "a\"b\n"}));
+  ASSERT_EQ(odd.error, "");
+  EXPECT_EQ(odd.families.at("vllm:cache_config_info").samples[0].labels.at("cache_dtype"),
+            "a\"b\n");
+  EXPECT_EQ(odd.families.at("vllm:cache_config_info").samples[0].labels.at("enable_prefix_caching"),
+            "False");
+}
+
+TEST(Metrics, NoCacheConfigInfoBeforeTheModelIsLoaded) {
+  // A reader must not take 0 blocks for the real count while the model loads.
+  ServerMetrics m({.max_model_len = 1000, .clock = {}});
+  const Parsed p = Parse(m.Render({}, "qwen"));
+  ASSERT_EQ(p.error, "");
+  EXPECT_EQ(p.families.count("vllm:cache_config_info"), 0u);
+}
+
 TEST(Metrics, UsesVllmBucketBoundaries) {
   ServerMetrics m({.max_model_len = 4096, .clock = {}});
   const Parsed p = Parse(m.Render({}, "m"));
