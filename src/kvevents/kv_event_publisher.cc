@@ -109,6 +109,10 @@ Result<std::unique_ptr<KvEventPublisher>> KvEventPublisher::Open(
                                                     ShouldBind(options.endpoint), "--kv-events"));
   if (!options.replay_endpoint.empty()) {
     p->replay_ = zmq_socket(p->ctx_, ZMQ_ROUTER);
+    // A replay answers with up to replay_buffer messages at once: past ZeroMQ's default
+    // high-water mark (1000) a ROUTER would silently drop the rest of the answer.
+    const int unlimited = 0;
+    zmq_setsockopt(p->replay_, ZMQ_SNDHWM, &unlimited, sizeof(unlimited));
     BRISK_ASSIGN_OR_RETURN(p->bound_replay_endpoint_,
                            Attach(p->replay_, options.replay_endpoint, true, "--kv-events-replay"));
   }
