@@ -332,6 +332,7 @@ void Engine::ResetPrefixCache() {
   RunOnEngineThread([this] { blocks_.ResetPrefixCache(); });
 }
 
+// Never call it on the engine thread (from a sink): it waits for that thread.
 std::vector<uint64_t> Engine::CachedBlockHashes() {
   std::promise<std::vector<uint64_t>> answer;
   std::future<std::vector<uint64_t>> f = answer.get_future();
