@@ -4,7 +4,6 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <future>
 #include <random>
 
 #include "engine/output_processor.h"
@@ -307,47 +306,6 @@ void Engine::PublishLocked() {
   s.prefix_hit_tokens = blocks_.stats().prefix_hits;
   s.preemptions = scheduler_.num_preemptions();
   if (kv_events_) s.kv_events_dropped = kv_events_->dropped();
-}
-
-// ---- engine-thread tasks and KV events ---------------------------------------------------------
-
-void Engine::RunOnEngineThread(std::function<void()> task) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    tasks_.push_back(std::move(task));
-  }
-  wake_.notify_all();
-}
-
-void Engine::RunTasks() {
-  std::vector<std::function<void()>> tasks;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    tasks.swap(tasks_);
-  }
-  for (auto& t : tasks) t();
-}
-
-void Engine::ResetPrefixCache() {
-  RunOnEngineThread([this] { blocks_.ResetPrefixCache(); });
-}
-
-// Never call it on the engine thread (from a sink): it waits for that thread.
-std::vector<uint64_t> Engine::CachedBlockHashes() {
-  std::promise<std::vector<uint64_t>> answer;
-  std::future<std::vector<uint64_t>> f = answer.get_future();
-  RunOnEngineThread([&] { answer.set_value(blocks_.CachedBlockHashes()); });
-  return f.get();
-}
-
-void Engine::FlushKvEvents() {
-  if (!kv_events_) return;
-  std::vector<KvCacheEvent> events = blocks_.TakeEvents();
-  if (events.empty()) return;
-  KvEventBatch batch;
-  batch.timestamp = WallSeconds();
-  batch.events = std::move(events);
-  kv_events_->TryPush(std::move(batch));  // never waits: a full queue drops (and counts) it
 }
 
 // ---- the step's phases -------------------------------------------------------------------------
