@@ -14,7 +14,6 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "msgpack_reader.h"
@@ -160,12 +159,21 @@ TEST(ServeKvEvents, CompletionAndResetReachASubscriber) {
   zmq_setsockopt(sub, ZMQ_LINGER, &linger, sizeof(linger));
   ASSERT_EQ(zmq_connect(sub, endpoint.c_str()), 0) << endpoint;
   zmq_setsockopt(sub, ZMQ_SUBSCRIBE, "kv@e2e", 6);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // ZeroMQ's slow joiner
+  // ZeroMQ's slow joiner: batches published before the subscription reaches the server are
+  // lost. Resets (each one an AllBlocksCleared batch) until one arrives prove it is live.
+  std::string topic;
+  bool live = false;
+  for (int i = 0; i < 50 && !live; ++i) {
+    ASSERT_EQ(Post(port, "/reset_prefix_cache", ""), 200);
+    for (const std::string& e : NextBatchEvents(sub, 200, &topic)) live |= e == "AllBlocksCleared";
+  }
+  ASSERT_TRUE(live) << "no AllBlocksCleared after 50 resets";
+  while (!NextBatchEvents(sub, 100, &topic).empty()) {
+  }
 
   std::string ids;  // 40 token ids: two full 16-token blocks
   for (int i = 0; i < 40; ++i) ids += (i ? "," : "") + std::to_string(100 + 7 * i);
   EXPECT_EQ(Post(port, "/v1/completions", "{\"prompt\": [" + ids + "], \"max_tokens\": 2}"), 200);
-  std::string topic;
   bool stored = false;
   for (int i = 0; i < 20 && !stored; ++i)
     for (const std::string& e : NextBatchEvents(sub, 500, &topic)) stored |= e == "BlockStored";
