@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "cli/engine_options.h"
 #include "engine/engine.h"
+#include "kvevents/kv_event_publisher.h"
 #include "model/default_model.h"
 #include "model/embedding.h"
 #include "model/model_tokenizer.h"
@@ -58,8 +59,13 @@ struct ServeOptions {
   double max_body_mib = 8;
   double header_timeout_s = 10, body_timeout_s = 30, write_timeout_s = 30;
   std::string log_level = "info";
+  // KV-cache events (issue 31, docs/kv-events.md): "" = off.
+  std::string kv_events, kv_events_replay, kv_events_topic;
   CLI::App* cmd = nullptr;
 };
+
+// Step batches the engine may run ahead of the publisher thread before it drops some.
+constexpr int kKvEventQueueBatches = 10000;
 
 Result<std::string> ReadApiKey(const ServeOptions& o) {
   if (o.api_key_file.empty()) return o.api_key;
@@ -169,7 +175,31 @@ Result<ServePlan> PlanServe(ServeOptions& o) {
   p.server.responses.max_bytes = size_t(o.responses_max_mib * (1 << 20));
   p.server.bench_dir = o.bench_dir.empty() ? BriskHome() + "/bench" : o.bench_dir;
   p.server.log_requests = o.log_level == "debug";
+  if (!o.kv_events_replay.empty() && o.kv_events.empty())
+    return Status::InvalidArgument("--kv-events-replay needs --kv-events", "--kv-events-replay");
+  if (!o.kv_events.empty()) {
+    BRISK_RETURN_IF_ERROR(ValidateKvEventsEndpoint(o.kv_events, "--kv-events"));
+    if (!o.kv_events_replay.empty())
+      BRISK_RETURN_IF_ERROR(ValidateKvEventsEndpoint(o.kv_events_replay, "--kv-events-replay"));
+    p.engine.kv_event_queue = kKvEventQueueBatches;
+  }
   return p;
+}
+
+// The KV-event sockets, bound before the model loads so a busy port fails the start at once.
+Result<std::unique_ptr<KvEventPublisher>> OpenKvEvents(const ServeOptions& o, const ServePlan& p) {
+  if (o.kv_events.empty()) return std::unique_ptr<KvEventPublisher>();
+  KvEventPublisherOptions k;
+  k.endpoint = o.kv_events;
+  k.replay_endpoint = o.kv_events_replay;
+  k.topic = o.kv_events_topic;
+  k.encoding.block_size = p.engine.kv_block_size;
+  k.encoding.medium = "CPU";  // brisk's KV cache lives in host memory
+  BRISK_ASSIGN_OR_RETURN(std::unique_ptr<KvEventPublisher> pub, KvEventPublisher::Open(k));
+  std::fprintf(stderr, "brisk serve: KV events on %s%s%s\n", pub->endpoint().c_str(),
+               pub->replay_endpoint().empty() ? "" : ", replay on ",
+               pub->replay_endpoint().c_str());
+  return pub;
 }
 
 Result<std::unique_ptr<server::HttpServer>> StartHttp(const ServeOptions& o,
@@ -369,6 +399,9 @@ int RunServe(ServeOptions& o) {
     if (!log.ok()) return ReportError(log.status());
     request_log = std::move(log).value();
   }
+  // Declared before the engine so that it outlives it: the engine's last events still go out.
+  auto kv_publisher = OpenKvEvents(o, *plan);
+  if (!kv_publisher.ok()) return ReportError(kv_publisher.status());
   server::ApiServer api(plan->server, &metrics, request_log.get());
   auto http = StartHttp(o, api);
   if (!http.ok()) return ReportError(http.status());
@@ -388,6 +421,7 @@ int RunServe(ServeOptions& o) {
   // Reloads reach the engine before "ready" is printed: a client that waits for it and then
   // sends SIGHUP must not find the signal dropped.
   signal_thread.set_engine(loaded->engine.get());
+  if (*kv_publisher) (*kv_publisher)->Follow(loaded->engine->kv_events());
   Announce(*plan, *loaded, NowSeconds() - t0, api);
   api.WaitForDrain([&] { return signal_thread.stop_requests() >= 2; });
   if (signal_thread.stop_requests() == 1) FlushResponses(**http, o.write_timeout_s);
@@ -453,6 +487,15 @@ CommandFn AddServeCommand(CLI::App& app) {
   cmd->add_option("--write-timeout", o->write_timeout_s,
                   "seconds a response write may stall before the client is dropped")
       ->check(CLI::Range(0.05, 3600.0));
+  cmd->add_option("--kv-events", o->kv_events,
+                  "publish KV-cache events (vLLM's format, for llm-d's precise prefix-cache "
+                  "routing) on this ZeroMQ PUB endpoint, e.g. tcp://*:5557 (default: off)");
+  cmd->add_option("--kv-events-replay", o->kv_events_replay,
+                  "ZeroMQ ROUTER endpoint answering replay requests for recent event batches, "
+                  "e.g. tcp://*:5558");
+  cmd->add_option("--kv-events-topic", o->kv_events_topic,
+                  "topic frame of each event message (vLLM's default: empty; llm-d reads "
+                  "kv@POD@MODEL)");
   cmd->add_option("--log-level", o->log_level, "info, or debug: one line per request on stderr")
       ->check(CLI::IsMember({"info", "debug"}));
   return [o] { return RunServe(*o); };

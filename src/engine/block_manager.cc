@@ -10,8 +10,9 @@ namespace brisk {
 
 namespace {
 
-// Key of the (non-existent) block before a sequence's first one.
-constexpr uint64_t kRootKey = 0x6a09e667f3bcc908ULL;
+// Hash of the (non-existent) block before a sequence's first one. Published hashes depend on it:
+// changing it (or ChainHash) changes every hash a router has indexed (docs/kv-events.md).
+constexpr uint64_t kRootHash = 0x6a09e667f3bcc908ULL;
 
 inline int CeilDiv(int a, int b) { return (a + b - 1) / b; }
 
@@ -98,22 +99,26 @@ namespace {
 // every cache_id the counter hands out (it starts at 1 and never reaches 2^63), so a first block
 // registered under one salt never equals one registered under another.
 constexpr uint64_t kSaltedIdBit = uint64_t(1) << 63;
-uint64_t RootKey(uint64_t salt) { return kRootKey ^ (salt * 0x9e3779b97f4a7c15ULL); }
+uint64_t RootHash(uint64_t salt) { return kRootHash ^ (salt * 0x9e3779b97f4a7c15ULL); }
 uint64_t RootId(uint64_t salt) {
   BRISK_CHECK(salt < kSaltedIdBit);
   return salt == 0 ? 0 : kSaltedIdBit | salt;
 }
 }  // namespace
 
-uint64_t BlockManager::HashBlock(uint64_t parent_key, std::span<const int32_t> tokens) const {
-  // Multiply-xorshift per token, seeded with the parent key, then a full finalizer. Quality only
-  // affects speed: every hit is verified against the stored tokens and parent identity.
-  uint64_t h = Mix64(parent_key ^ (uint64_t(tokens.size()) * 0x9e3779b97f4a7c15ULL));
+uint64_t BlockManager::ChainRoot(uint64_t cache_salt) { return RootHash(cache_salt); }
+
+uint64_t BlockManager::ChainHash(uint64_t parent_hash, std::span<const int32_t> tokens) {
+  // Multiply-xorshift per token, seeded with the parent hash, then a full finalizer. Lookups
+  // verify every hit against the stored tokens and parent identity, so quality only affects speed
+  // here; routers comparing published hashes rely on 64 well-mixed bits. Fixed constants and
+  // 64-bit wrap-around only: the same value on every machine and in every process.
+  uint64_t h = Mix64(parent_hash ^ (uint64_t(tokens.size()) * 0x9e3779b97f4a7c15ULL));
   for (int32_t t : tokens) {
     h = (h ^ (uint64_t(uint32_t(t)) + 0x9e3779b97f4a7c15ULL)) * 0xbf58476d1ce4e5b9ULL;
     h ^= h >> 29;
   }
-  return Mix64(h) & hash_mask_;
+  return Mix64(h);
 }
 
 int32_t BlockManager::FindIdentical(uint64_t key, uint64_t parent_cache_id,
@@ -131,12 +136,14 @@ int32_t BlockManager::FindIdentical(uint64_t key, uint64_t parent_cache_id,
   return -1;
 }
 
-void BlockManager::Register(int32_t b, uint64_t key, uint64_t parent_cache_id,
+void BlockManager::Register(int32_t b, uint64_t hash, uint64_t parent_cache_id,
                             std::span<const int32_t> tokens) {
+  const uint64_t key = KeyOf(hash);
   Block& blk = blocks_[size_t(b)];
   BRISK_CHECK(blk.cache_id == 0);
   BRISK_CHECK(tokens.size() == size_t(block_size_));
   blk.cache_id = next_cache_id_++;
+  blk.hash = hash;
   blk.key = key;
   blk.parent_cache_id = parent_cache_id;
   std::memcpy(block_tokens_.data() + size_t(b) * size_t(block_size_), tokens.data(),
@@ -185,6 +192,7 @@ void BlockManager::DropHash(int32_t b) {
   if (blk.next_sibling >= 0) blocks_[size_t(blk.next_sibling)].prev_sibling = blk.prev_sibling;
   blk.prev_sibling = blk.next_sibling = -1;
   blk.cache_id = 0;
+  blk.hash = 0;
   blk.key = 0;
   blk.parent_cache_id = 0;
   blk.next_same_key = -1;
@@ -235,6 +243,7 @@ int32_t BlockManager::TakeFreeBlock() {
   BRISK_CHECK(cached_free_.size > 0);
   const int32_t b = cached_free_.head;  // least recently freed
   Unlink(cached_free_, b);
+  RecordRemoved(blocks_[size_t(b)].hash);
   DropHash(b);
   ++stats_.evictions;
   return b;
@@ -248,12 +257,12 @@ PrefixMatch BlockManager::FindCachedPrefix(std::span<const int32_t> tokens, uint
   if (!enable_prefix_cache_ || tokens.empty()) return m;
   // The last token is never covered: its logits are what the request needs computed.
   const size_t max_blocks = (tokens.size() - 1) / size_t(block_size_);
-  uint64_t key = RootKey(cache_salt);
+  uint64_t hash = ChainRoot(cache_salt);
   uint64_t parent_cache_id = RootId(cache_salt);
   for (size_t i = 0; i < max_blocks; ++i) {
     const auto block_tokens = tokens.subspan(i * size_t(block_size_), size_t(block_size_));
-    key = HashBlock(key, block_tokens);
-    const int32_t b = FindIdentical(key, parent_cache_id, block_tokens);
+    hash = ChainHash(hash, block_tokens);
+    const int32_t b = FindIdentical(KeyOf(hash), parent_cache_id, block_tokens);
     if (b < 0) break;
     parent_cache_id = blocks_[size_t(b)].cache_id;
     m.blocks.push_back(b);
@@ -341,7 +350,7 @@ bool BlockManager::Allocate(SeqId id, int num_tokens, const PrefixMatch* match,
     }
     const int32_t last = match->blocks.back();
     seq.num_committed = int(match->blocks.size());
-    seq.last_key = blocks_[size_t(last)].key;
+    seq.last_hash = blocks_[size_t(last)].hash;
     seq.parent = last;
     seq.parent_cache_id = blocks_[size_t(last)].cache_id;
   }
@@ -364,6 +373,7 @@ void BlockManager::CommitFullBlocks(SeqId id, std::span<const int32_t> tokens, i
                   "KV computed beyond the sequence's block table");
   if (!enable_prefix_cache_) return;
   const int full = num_computed / block_size_;
+  bool extend = false;  // the last event is a BlockStored that ends with block i - 1
   for (int i = seq.num_committed; i < full; ++i) {
     if (seq.chain_broken) break;
     // The parent's identity died (an identical block we chained off was evicted): no lookup can
@@ -373,8 +383,9 @@ void BlockManager::CommitFullBlocks(SeqId id, std::span<const int32_t> tokens, i
       break;
     }
     const auto block_tokens = tokens.subspan(size_t(i) * size_t(block_size_), size_t(block_size_));
-    const uint64_t key = HashBlock(i == 0 ? RootKey(seq.cache_salt) : seq.last_key, block_tokens);
-    int32_t canonical = FindIdentical(key, seq.parent_cache_id, block_tokens);
+    const uint64_t hash =
+        ChainHash(i == 0 ? ChainRoot(seq.cache_salt) : seq.last_hash, block_tokens);
+    int32_t canonical = FindIdentical(KeyOf(hash), seq.parent_cache_id, block_tokens);
     if (canonical < 0) {
       canonical = seq.table[size_t(i)];
       // Our own block already holding another identity cannot be re-pointed without breaking
@@ -383,9 +394,13 @@ void BlockManager::CommitFullBlocks(SeqId id, std::span<const int32_t> tokens, i
         seq.chain_broken = true;
         break;
       }
-      Register(canonical, key, seq.parent_cache_id, block_tokens);
+      Register(canonical, hash, seq.parent_cache_id, block_tokens);
+      extend = RecordStored(hash, i == 0 ? std::nullopt : std::optional<uint64_t>(seq.last_hash),
+                            block_tokens, extend);
+    } else {
+      extend = false;
     }
-    seq.last_key = key;
+    seq.last_hash = hash;
     seq.parent = canonical;
     seq.parent_cache_id = blocks_[size_t(canonical)].cache_id;
   }
@@ -432,10 +447,14 @@ void BlockManager::ResetPrefixCache() {
     DropHash(b);
   }
   BRISK_CHECK(by_key_.empty() && first_child_.empty());
+  if (record_events_) {
+    published_.clear();
+    events_.push_back({KvCacheEvent::Kind::kAllBlocksCleared, {}, std::nullopt, {}});
+  }
   // Live sequences start their chains over; their next commit registers their own blocks.
   for (auto& [id, seq] : seqs_) {
     seq.num_committed = 0;
-    seq.last_key = 0;
+    seq.last_hash = 0;
     seq.parent = -1;
     seq.parent_cache_id = RootId(seq.cache_salt);
     seq.chain_broken = false;
@@ -554,6 +573,12 @@ std::string BlockManager::CheckKeyMap() const {
   for (int32_t b = 0; b < n_blocks_; ++b)
     if ((blocks_[size_t(b)].cache_id != 0) != in_map[size_t(b)])
       return "cached block missing from the key map" + At(b);
+  if (record_events_) {  // published counts = cached blocks per hash
+    std::unordered_map<uint64_t, int32_t> count;
+    for (const Block& blk : blocks_)
+      if (blk.cache_id != 0) ++count[blk.hash];
+    if (count != published_) return "published hashes differ from the cached blocks' hashes";
+  }
   return {};
 }
 

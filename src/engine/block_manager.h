@@ -18,14 +18,24 @@
 // token-granular prefix caches do. The source block is pinned from Allocate until the caller
 // releases it, so no eviction can reuse it before the copy.
 //
+// Events (EnableEvents): each block that enters the cache, each eviction and each reset is also
+// recorded as a KvCacheEvent (kv_events.h) under a published hash: the chain hash of the block's
+// salt and whole token prefix, never masked (SetHashMaskForTesting only narrows the lookup key).
+// Two cached blocks can share a published hash (a chain whose parent was evicted and recomputed
+// leaves an orphaned copy of the tail); the events describe the SET of hashes: BlockStored when a
+// hash's first block is cached, BlockRemoved when its last one is evicted.
+//
 // Not thread-safe: the scheduler owns it and calls it from one thread.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "engine/kv_events.h"
 
 namespace brisk {
 
@@ -129,6 +139,22 @@ class BlockManager {
   // (O(n_blocks x sequences), more under hash collisions): tests only.
   std::string CheckInvariants() const;
 
+  // Starts recording KvCacheEvents (TakeEvents drains them); off by default, so an engine without
+  // a subscriber pays nothing. Only before anything is cached (BRISK_CHECK).
+  void EnableEvents();
+  bool events_enabled() const { return record_events_; }
+  // The events since the last call, in order.
+  std::vector<KvCacheEvent> TakeEvents();
+  // The published hash of every block in the prefix cache now, sorted, without duplicates: what a
+  // subscriber that saw every event since the start holds.
+  std::vector<uint64_t> CachedBlockHashes() const;
+
+  // The published hash chain (docs/kv-events.md): a block's hash is ChainHash(hash of the block
+  // before it, its tokens), and the block before a chain's first one has hash ChainRoot(salt). A
+  // fixed function of the salt and the whole token prefix: every process computes the same.
+  static uint64_t ChainHash(uint64_t parent_hash, std::span<const int32_t> tokens);
+  static uint64_t ChainRoot(uint64_t cache_salt);
+
   // Test hook: keys are masked with `mask` (0 = every block collides) to exercise verification.
   // Only before anything is cached (BRISK_CHECK).
   void SetHashMaskForTesting(uint64_t mask);
@@ -146,7 +172,8 @@ class BlockManager {
     // counter, never reused, so "parent_cache_id == cache_id of block p" proves p still holds the
     // very prefix the child was computed after, even if p was evicted and re-cached since.
     uint64_t cache_id = 0;
-    uint64_t key = 0;
+    uint64_t hash = 0;             // the published chain hash (never masked)
+    uint64_t key = 0;              // hash & hash_mask_: the key-map key
     uint64_t parent_cache_id = 0;  // 0: first block of a sequence
     int32_t next_same_key = -1;    // chain of cached blocks sharing `key` (collisions)
     // Siblings: cached blocks with the same parent_cache_id, most recently registered first
@@ -155,12 +182,12 @@ class BlockManager {
   };
   struct Seq {
     std::vector<int32_t> table;
-    // Commit progress: blocks [0, num_committed) were processed; the chain continues from
-    // `last_key` and the cached block `parent` (identity `parent_cache_id`) holding block
-    // num_committed - 1's content, which may be another sequence's identical block (all three
+    // Commit progress: blocks [0, num_committed) were processed; the chain continues from the
+    // published hash `last_hash` and the cached block `parent` (identity `parent_cache_id`) holding
+    // block num_committed - 1's content, which may be another sequence's identical block (all three
     // unused while num_committed == 0).
     int num_committed = 0;
-    uint64_t last_key = 0;
+    uint64_t last_hash = 0;
     int32_t parent = -1;
     uint64_t parent_cache_id = 0;
     bool chain_broken = false;  // the parent's identity died: nothing further is findable
@@ -168,11 +195,17 @@ class BlockManager {
     int32_t copy_src = -1;      // pinned partial-block copy source (holds one reference)
   };
 
-  uint64_t HashBlock(uint64_t parent_key, std::span<const int32_t> tokens) const;
+  uint64_t KeyOf(uint64_t hash) const { return hash & hash_mask_; }
   // The cached block with exactly this key, parent and tokens, or -1.
   int32_t FindIdentical(uint64_t key, uint64_t parent_cache_id,
                         std::span<const int32_t> tokens) const;
-  void Register(int32_t b, uint64_t key, uint64_t parent_cache_id, std::span<const int32_t> tokens);
+  void Register(int32_t b, uint64_t hash, uint64_t parent_cache_id,
+                std::span<const int32_t> tokens);
+  // Event recording (no-ops unless enabled). RecordStored returns whether it recorded (the hash
+  // was not published yet); `extend` appends to the last event, the chain's previous block.
+  bool RecordStored(uint64_t hash, std::optional<uint64_t> parent_hash,
+                    std::span<const int32_t> tokens, bool extend);
+  void RecordRemoved(uint64_t hash);
   void DropHash(int32_t b);  // unlinks b from the hash map; b keeps its place in any list
   // Longest partial continuation of the chain at parent_cache_id (see PrefixMatch::tail_*).
   void FindTail(uint64_t parent_cache_id, std::span<const int32_t> next, int max_tokens,
@@ -208,6 +241,9 @@ class BlockManager {
   std::unordered_map<uint64_t, int32_t> first_child_;  // parent_cache_id -> newest child
   std::unordered_map<SeqId, Seq> seqs_;
   BlockManagerStats stats_;
+  bool record_events_ = false;
+  std::vector<KvCacheEvent> events_;                 // recorded, not yet taken
+  std::unordered_map<uint64_t, int32_t> published_;  // published hash -> cached blocks holding it
 };
 
 }  // namespace brisk

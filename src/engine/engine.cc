@@ -110,6 +110,10 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
   stats_.policy = config.batch_policy;
   stats_.tpot_target_ms = config.tpot_target_ms;
   stats_.kv_blocks_total = stats_.kv_blocks_free = n_blocks;
+  if (config.kv_event_queue > 0) {
+    kv_events_ = std::make_shared<KvEventQueue>(size_t(config.kv_event_queue));
+    blocks_.EnableEvents();
+  }
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -120,6 +124,9 @@ Engine::~Engine() {
   }
   wake_.notify_all();
   thread_.join();
+  RunTasks();
+  FlushKvEvents();
+  if (kv_events_) kv_events_->Close();
   TakeInbox();
   for (auto& [id, a] : active_)
     if (!a->finished) Finish(*a, FinishReason::kCancelled, "engine shut down");
@@ -298,6 +305,7 @@ void Engine::PublishLocked() {
   s.prefix_queried_tokens = blocks_.stats().prefix_queries;
   s.prefix_hit_tokens = blocks_.stats().prefix_hits;
   s.preemptions = scheduler_.num_preemptions();
+  if (kv_events_) s.kv_events_dropped = kv_events_->dropped();
 }
 
 // ---- the step's phases -------------------------------------------------------------------------
@@ -543,12 +551,16 @@ void Engine::Loop() {
       // With nothing schedulable (all work waiting on a lowered cap, say) re-check every
       // millisecond so deadlines still fire; otherwise run the next step at once.
       auto ready = [&] {
-        return stop_ || !inbox_.empty() || !cancels_.empty() || (!active_.empty() && !idle);
+        return stop_ || !inbox_.empty() || !cancels_.empty() || !tasks_.empty() ||
+               (!active_.empty() && !idle);
       };
       if (!ready()) wake_.wait_for(lock, std::chrono::milliseconds(idle ? 1 : 1000), ready);
       if (stop_) return;
     }
+    RunTasks();
+    FlushKvEvents();
     idle = !Step();
+    FlushKvEvents();
   }
 }
 

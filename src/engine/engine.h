@@ -8,6 +8,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -19,6 +20,7 @@
 #include "engine/batch_sampler.h"
 #include "engine/block_manager.h"
 #include "engine/engine_config.h"
+#include "engine/kv_events.h"
 #include "engine/request.h"
 #include "engine/request_state.h"
 #include "engine/scheduler.h"
@@ -49,6 +51,7 @@ struct EngineStats {
   int max_num_batched_tokens = 0;  // the controller's current token budget
   double tpot_p95_ms = 0;          // slo: p95 decode step time in its window
   double tpot_target_ms = 0;       // slo: the target in force
+  int64_t kv_events_dropped = 0;   // KV-event batches dropped: the publisher's queue was full
 };
 
 class Engine {
@@ -88,6 +91,16 @@ class Engine {
   void SetMaxNumSeqs(int n);
   int max_num_seqs_limit() const { return config_.max_num_seqs; }
   const Tokenizer* tokenizer() const { return tokenizer_; }
+
+  // KV-cache events (config.kv_event_queue > 0; else null): one batch per step that changed the
+  // prefix cache, for a publisher thread to take (src/kvevents/).
+  std::shared_ptr<KvEventQueue> kv_events() const { return kv_events_; }
+  // Drops every cached prefix between two steps (vLLM's reset_prefix_cache): a model-independent
+  // way to make routers forget this replica's cache (AllBlocksCleared). Returns at once.
+  void ResetPrefixCache();
+  // The published hashes of every block in the prefix cache, sorted: asked of the engine thread
+  // between two steps (waits for it).
+  std::vector<uint64_t> CachedBlockHashes();
 
  private:
   // What a row of the model's output is for: sampling the request's next token (sample: its index
@@ -143,6 +156,10 @@ class Engine {
               const std::string& stop = {});
   void DropFinished();
   void PublishLocked();  // refreshes stats_ from the scheduler and blocks (mu_ held)
+  void RunTasks();       // engine-thread tasks posted by other threads (RunOnEngineThread)
+  // Posts `task` to run on the engine thread between steps (at once after the engine stopped).
+  void RunOnEngineThread(std::function<void()> task);
+  void FlushKvEvents();  // the step's block events into kv_events_ (dropped if full)
 
   const Model& model_;
   const Tokenizer* tokenizer_;
@@ -173,11 +190,13 @@ class Engine {
   int queued_ = 0;  // submitted, not yet finished (for the waiting limit)
   uint64_t next_id_ = 1;
   bool stop_ = false;
-  EngineStats stats_;              // published copy, updated after each step
+  EngineStats stats_;                         // published copy, updated after each step
+  std::vector<std::function<void()>> tasks_;  // RunOnEngineThread
   std::atomic<int> max_num_seqs_;  // the controller's current cap (for the waiting limit)
   std::unique_ptr<BatchControllerConfig> pending_policy_;  // set by SetBatchPolicy (mu_)
   BatchController controller_;                             // engine thread
   double load_read_at_ = -1, load1_ = 0;
+  std::shared_ptr<KvEventQueue> kv_events_;
   std::thread thread_;
 };
 

@@ -32,6 +32,8 @@ Status ValidateEngineConfig(const EngineConfig& c) {
     return OutOfRange("kv_block_size", 1, kMaxKvBlockSize, c.kv_block_size);
   if (c.max_waiting < 0 || c.max_waiting > L::kMaxWaiting)
     return OutOfRange("max_waiting", 0, L::kMaxWaiting, c.max_waiting);
+  if (c.kv_event_queue < 0 || c.kv_event_queue > L::kMaxKvEventBatches)
+    return OutOfRange("kv_event_queue", 0, L::kMaxKvEventBatches, c.kv_event_queue);
   if (!std::isfinite(c.tpot_target_ms) || c.tpot_target_ms <= 0)
     return Status::Error("tpot_target_ms must be a number > 0");
   return Status::Ok();

@@ -17,6 +17,7 @@ struct EngineLimits {
   static constexpr int kMaxNumSeqs = 1024;
   static constexpr int kMaxNumBatchedTokens = 65536;
   static constexpr int kMaxWaiting = 1 << 20;
+  static constexpr int kMaxKvEventBatches = 1 << 20;
   // max_model_len = 0 means min(the model's context, this).
   static constexpr int kDefaultMaxModelLenCap = 8192;
   // kv_cache_bytes = 0 means room for max_num_seqs full sequences, at most this.
@@ -51,6 +52,9 @@ struct EngineConfig {
   int max_waiting = 256;  // queued requests beyond this are refused (resource exhausted: 429)
   BatchPolicy batch_policy = BatchPolicy::kStatic;
   double tpot_target_ms = 50;  // slo policy target
+  // KV-cache events (kv_events.h): step batches the publisher may fall behind by before the
+  // engine drops them (counted in EngineStats::kv_events_dropped); 0 = no events recorded.
+  int kv_event_queue = 0;
 };
 
 // Every check that needs no model: the range of each field. Engine::Create runs it first, then

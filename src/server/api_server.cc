@@ -27,6 +27,17 @@ HttpResponse JsonResponse(int status, const Json& body) {
   return r;
 }
 
+// POST /reset_prefix_cache (vLLM's route): every cached prefix is forgotten before the next engine
+// step; with --kv-events, subscribers receive AllBlocksCleared (docs/kv-events.md). Running
+// requests keep their own blocks. `engine` is null while the model loads.
+HttpResponse ResetPrefixCache(Engine* engine) {
+  if (engine == nullptr)
+    return ErrorResponse(
+        ToApiError(Status::Unavailable("the model is still loading"), "model_loading"));
+  engine->ResetPrefixCache();
+  return JsonResponse(200, Json{{"reset", true}});
+}
+
 // Parses a JSON object body; nullopt + error response when it is not one.
 std::optional<Json> ParseObject(const std::string& body, HttpResponse* error) {
   Json j = Json::parse(body, nullptr, false);
@@ -163,6 +174,8 @@ void ApiServer::Handle(HttpRequest&& r, std::shared_ptr<HttpExchange> ex) {
   }
   if (p == "/admin/config" && (get || r.method == "PATCH" || post))
     return ex->Respond(AdminConfig(r));
+  if (p == "/reset_prefix_cache" && post)
+    return ex->Respond(ResetPrefixCache(loaded_.load() ? model_.engine : nullptr));
   if (route != ModelRoute::kNone) return HandleModelRoute(route, std::move(r), std::move(ex));
   ex->Respond(ErrorResponse(ToApiError(Status::NotFound("no route for " + r.method + " " + p))));
 }
