@@ -1,6 +1,7 @@
 # brisk in a container (docs/deploy.md). Two stages: `build` compiles the one binary with Debian's
 # toolchain and the -dev packages scripts/setup installs for building; the runtime stage holds
-# that binary, the shared libraries it links (readelf -d: libutf8proc, libcurl) and nothing else.
+# that binary, the shared libraries it links (readelf -d: libutf8proc, libcurl, libzmq) and
+# nothing else.
 # The web UI and the Qwen vocabulary are compiled into the binary, so no other file is copied.
 #
 #   docker build -t brisk .
@@ -15,7 +16,7 @@ FROM debian:bookworm-slim AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       g++ cmake ninja-build pkg-config \
-      nlohmann-json3-dev libutf8proc-dev libcli11-dev libcurl4-openssl-dev libboost-dev \
+      nlohmann-json3-dev libutf8proc-dev libcli11-dev libcurl4-openssl-dev libboost-dev libzmq3-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
@@ -29,11 +30,11 @@ RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DBRISK_BUILD_TESTS=
  && strip build/src/brisk
 
 FROM debian:bookworm-slim
-# libutf8proc2 and libcurl4 are what the binary links beyond libc/libstdc++; ca-certificates for
-# `brisk pull` over HTTPS; curl for the HEALTHCHECK.
+# libutf8proc2, libcurl4 and libzmq5 are what the binary links beyond libc/libstdc++;
+# ca-certificates for `brisk pull` over HTTPS; curl for the HEALTHCHECK.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libutf8proc2 libcurl4 ca-certificates curl \
+      libutf8proc2 libcurl4 libzmq5 ca-certificates curl \
  && rm -rf /var/lib/apt/lists/*
 # A fixed numeric uid: Kubernetes' runAsNonRoot can only verify a numeric USER.
 RUN groupadd --system --gid 10001 brisk \
