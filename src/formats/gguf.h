@@ -98,6 +98,10 @@ class File {
 
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const TensorInfo* FindTensor(std::string_view name) const;
+  // MappedFile::DropPages on the file's mapping (nothing for FromBuffer).
+  void DropPages(const uint8_t* p, size_t n) const {
+    if (map_) map_->DropPages(p, n);
+  }
 
  private:
   std::string path_;

@@ -80,6 +80,10 @@ class File {
   const TensorInfo* Find(std::string_view name) const;
   // "__metadata__" (string -> string), sorted by key.
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  // MappedFile::DropPages on the file's mapping (nothing for FromBuffer).
+  void DropPages(const uint8_t* p, size_t n) const {
+    if (map_) map_->DropPages(p, n);
+  }
 
  private:
   static Result<File> Parse(File f, const uint8_t* data, size_t size);

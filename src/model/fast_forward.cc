@@ -105,6 +105,15 @@ FastForward::FastForward(const Model& model, ThreadPool& pool, int max_batch_tok
   }
   output_ = PackWeights(w.output.type, w.output.data, w.output.rows, w.output.cols, &pool);
   output_norm_ = DequantizeAll(w.output_norm);
+  // The packed copies are what this pass reads from now on: the file's pages of those matrices
+  // leave the resident set, or a server under a memory limit would hold its weights twice.
+  // token_embd too (packing read all of it when it is the tied output): its rows come back one
+  // page at a time as tokens are looked up.
+  for (const LayerWeights& L : w.layers)
+    for (const WeightTensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
+      model.DropFilePages(*t);
+  model.DropFilePages(w.output);
+  if (w.token_embd.data != w.output.data) model.DropFilePages(w.token_embd);
 
   const size_t T = size_t(max_tokens_);
   const size_t qkv_dim = size_t(c_.q_dim() + 2 * c_.kv_dim());

@@ -18,6 +18,9 @@ namespace st = safetensors;
 // Keeps the shard mappings (and copies of any misaligned tensor) alive for the weight views.
 class HfStorage : public ModelStorage {
  public:
+  void DropFilePages(const uint8_t* p, size_t n) const override {
+    for (const st::File& s : shards) s.DropPages(p, n);  // each ignores ranges not its own
+  }
   std::vector<st::File> shards;  // each File keeps its mapping on the heap: moves are safe
   std::vector<std::vector<uint8_t>> copies;
 };

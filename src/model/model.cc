@@ -10,6 +10,7 @@ namespace {
 class GgufStorage : public ModelStorage {
  public:
   explicit GgufStorage(gguf::File f) : file(std::move(f)) {}
+  void DropFilePages(const uint8_t* p, size_t n) const override { file.DropPages(p, n); }
   gguf::File file;
 };
 

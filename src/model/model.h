@@ -15,6 +15,9 @@ namespace brisk {
 class ModelStorage {
  public:
   virtual ~ModelStorage() = default;
+  // Takes a mapped file's pages inside [p, p + n) out of the resident set; bytes that are not in a
+  // mapped file (converted copies) are kept.
+  virtual void DropFilePages(const uint8_t* /*p*/, size_t /*n*/) const {}
 };
 
 class Model {
@@ -36,6 +39,11 @@ class Model {
   const std::string& path() const { return path_; }
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }
+  // For a tensor the forward pass has copied (packed): its file pages leave the resident set, so
+  // the process holds those weights once. A later read (reference path) pages them in again.
+  void DropFilePages(const WeightTensor& t) const {
+    if (storage_ && t.present()) storage_->DropFilePages(t.data, size_t(t.rows) * t.row_bytes());
+  }
   // The GGUF file (metadata, tokenizer, chat template), or null for other sources.
   const gguf::File* gguf() const { return gguf_; }
   // The chat template (GGUF tokenizer.chat_template, or tokenizer_config.json), "" when none.

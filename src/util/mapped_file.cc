@@ -59,4 +59,13 @@ MappedFile::~MappedFile() {
   if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
 }
 
+void MappedFile::DropPages(const uint8_t* p, size_t n) const {
+  const uintptr_t base = uintptr_t(data_), begin = uintptr_t(p);
+  if (!data_ || begin < base || n > size_ || begin - base > size_ - n) return;
+  const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  const uintptr_t first = (begin + page - 1) & ~(page - 1);  // whole pages only: a neighbour's
+  const uintptr_t last = (begin + n) & ~(page - 1);          // bytes may share the edge pages
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 }  // namespace brisk

@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { describe, test } from 'node:test';
 
-import { parseArgs } from './lib/brisk_server.mjs';
+import { parseArgs, startServer } from './lib/brisk_server.mjs';
 
 const opts = parseArgs();
 const loadSeconds = Number(opts.serveArgs[0] ?? 20);
@@ -67,6 +67,12 @@ function serveIn(cg, extra = []) {
   return { proc, ready, exited, stderr: () => stderr };
 }
 
+// VmRSS of a process in bytes: anonymous and file-backed pages (the mapped model file) together.
+function vmRss(pid) {
+  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m[1]) * 1024;
+}
+
 async function client(url, until, stats) {
   while (performance.now() < until) {
     try {
@@ -97,6 +103,8 @@ describe('cgroup v1 limits', { skip: !canMakeCgroups() && 'cannot create cgroup 
       const kv = /KV cache (\d+) MiB/.exec(line);
       assert.ok(kv, line);
       assert.ok(Number(kv[1]) >= 96 && Number(kv[1]) < 1024, line);
+      // Resident, not only charged: the mapped file's pages of packed weights are let go.
+      assert.ok(vmRss(s.proc.pid) < 1 << 30, `idle VmRSS ${vmRss(s.proc.pid)}`);
       const stats = { ok: 0, failed: 0 };
       const until = performance.now() + loadSeconds * 1000;
       await Promise.all(Array.from({ length: 16 }, () => client(url, until, stats)));
@@ -105,6 +113,7 @@ describe('cgroup v1 limits', { skip: !canMakeCgroups() && 'cannot create cgroup 
       assert.equal(cg.oomKills(), 0);
       assert.ok(cg.maxUsage() <= 1 << 30);
       assert.equal(s.proc.exitCode, null, 'still running');
+      assert.ok(vmRss(s.proc.pid) < 1 << 30, `VmRSS after the load ${vmRss(s.proc.pid)}`);
     } finally {
       s.proc.kill('SIGTERM');
       await s.exited;
@@ -122,6 +131,21 @@ describe('cgroup v1 limits', { skip: !canMakeCgroups() && 'cannot create cgroup 
       assert.equal(cg.oomKills(), 0);
     } finally {
       cg.remove();
+    }
+  });
+});
+
+describe('--memory-limit without a cgroup', () => {
+  test('1.4G: the KV cache is sized to fit, and the idle resident set stays under the limit', async () => {
+    const s = await startServer({ brisk: opts.brisk, model: opts.model, args: ['--memory-limit', '1.4G'] });
+    try {
+      const line = s.stderr().split('\n').find((l) => l.includes('compute threads'));
+      assert.match(line ?? '', /memory limit 1\.4 GiB \(--memory-limit\)/, s.stderr());
+      await new Promise((r) => setTimeout(r, 500));
+      const limit = 1.4 * 2 ** 30;
+      assert.ok(vmRss(s.proc.pid) < limit, `idle VmRSS ${vmRss(s.proc.pid)} >= ${limit}`);
+    } finally {
+      await s.stop();
     }
   });
 });
