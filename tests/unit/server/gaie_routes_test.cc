@@ -11,27 +11,20 @@
 #include <string>
 
 #include "engine/engine.h"
-#include "model/model.h"
-#include "model/model_tokenizer.h"
+#include "engine/tiny_model_fixture.h"
 #include "server/api_server.h"
 #include "server_test_util.h"
-#include "test_paths.h"
 
 namespace brisk::server {
 namespace {
 
 using Json = nlohmann::json;
 
-class GaieRoutesTest : public ::testing::Test {
+class GaieRoutesTest : public test::TinyModelTest {
  protected:
   void SetUp() override {
-    auto m = Model::Load(
-        test::FindGoldenOrData("models/tiny-untied-q4_k_m.gguf", "golden/tiny-untied-q4_k_m.gguf"));
-    ASSERT_TRUE(m.ok()) << m.message();
-    model_ = std::move(m).value();
-    auto t = TokenizerForModel(*model_);
-    ASSERT_TRUE(t.ok()) << t.message();
-    tok_ = std::make_unique<Tokenizer>(std::move(t).value());
+    TinyModelTest::SetUp();
+    if (HasFatalFailure()) return;
     EngineConfig c;
     c.threads = 1;
     auto e = Engine::Create(*model_, tok_.get(), c);
@@ -57,8 +50,6 @@ class GaieRoutesTest : public ::testing::Test {
     return ex->last;
   }
 
-  std::unique_ptr<Model> model_;
-  std::unique_ptr<Tokenizer> tok_;
   std::unique_ptr<Engine> engine_;
   ServerMetrics metrics_;
   std::unique_ptr<ApiServer> api_;
