@@ -394,6 +394,9 @@ void RenderStepFamilies(Exposition& ex, const EngineStats& stats) {
   ex.Scalar("brisk:engine_prompt_tokens_computed_total", "counter",
             "Prompt tokens the engine computed (prefix-cache hits and shared prefills excluded).",
             static_cast<double>(stats.prompt_tokens));
+  ex.Scalar("brisk:kv_events_dropped_total", "counter",
+            "KV-cache event batches dropped because the publisher's queue was full (--kv-events).",
+            static_cast<double>(stats.kv_events_dropped));
 }
 
 // brisk's own request families: refusals and the recent window's exact quantiles.

@@ -308,6 +308,7 @@ TEST(Metrics, EmptyExpositionIsValidAndComplete) {
   st.prefix_queried_tokens = 500;
   st.prefix_hit_tokens = 320;
   st.preemptions = 4;
+  st.kv_events_dropped = 6;
   const Parsed p = Parse(m.Render(st, "qwen"));
   ASSERT_EQ(p.error, "");
   EXPECT_EQ(CheckHistograms(p), "");
@@ -336,6 +337,7 @@ TEST(Metrics, EmptyExpositionIsValidAndComplete) {
       {"brisk:engine_steps_total", "counter"},
       {"brisk:engine_step_seqs_total", "counter"},
       {"brisk:engine_step_tokens_total", "counter"},
+      {"brisk:kv_events_dropped_total", "counter"},
       {"brisk:requests_rejected_total", "counter"},
       {"brisk:recent_ttft_seconds", "gauge"},
       {"brisk:recent_tpot_seconds", "gauge"}};
@@ -360,6 +362,7 @@ TEST(Metrics, EmptyExpositionIsValidAndComplete) {
   EXPECT_EQ(Value(p, "brisk:engine_steps_total"), 40);
   EXPECT_EQ(Value(p, "brisk:engine_step_seqs_total"), 250);
   EXPECT_EQ(Value(p, "brisk:engine_step_tokens_total"), 3100);
+  EXPECT_EQ(Value(p, "brisk:kv_events_dropped_total"), 6);
   // All four finished_reason series exist from the start, as vLLM pre-creates them.
   for (const char* r : {"stop", "length", "abort", "error"}) {
     EXPECT_EQ(Value(p, "vllm:request_success_total", {{"finished_reason", r}}), 0) << r;
