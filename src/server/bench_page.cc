@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <system_error>
 
+#include "bench/bench_report.h"
 #include "server/api_error.h"
 #include "util/html_escape.h"
 
@@ -123,7 +125,27 @@ HttpResponse MessagePage(int status, std::string_view title, std::string_view me
   return r;
 }
 
-HttpResponse PageResponse(const std::string& bench_dir, size_t max_bytes) {
+// The page rendered from latest/report.json inside this server's frame (top bar, origin
+// verdict); nullopt when there is no readable report.json, e.g. one written by an older brisk.
+std::optional<HttpResponse> RenderedPage(const std::string& bench_dir, size_t max_bytes,
+                                         const BenchPageServer& server) {
+  FileRead f = ReadReportFile(bench_dir, "latest/report.json", max_bytes);
+  if (f.outcome != ReadOutcome::kOk) return std::nullopt;
+  Result<BenchReport> report = BenchReportFromJson(f.bytes);
+  if (!report.ok()) return std::nullopt;
+  HttpResponse r;
+  r.status = 200;
+  r.content_type = "text/html; charset=utf-8";
+  r.body = report->ToHtml(BenchPageChrome(*report, server));
+  AddCommonHeaders(r, kBenchPageCsp);
+  return r;
+}
+
+// latest/report.html as written, when report.json cannot be rendered.
+HttpResponse PageResponse(const std::string& bench_dir, size_t max_bytes,
+                          const BenchPageServer& server) {
+  if (std::optional<HttpResponse> page = RenderedPage(bench_dir, max_bytes, server))
+    return *std::move(page);
   FileRead f = ReadReportFile(bench_dir, "latest/report.html", max_bytes);
   if (f.outcome == ReadOutcome::kMissing)
     return MessagePage(404, "No benchmark report yet",
@@ -167,9 +189,9 @@ HttpResponse JsonResponse(const std::string& bench_dir, size_t max_bytes) {
 bool IsBenchRoute(std::string_view path) { return path == kPagePath || path == kJsonPath; }
 
 HttpResponse BenchRouteResponse(std::string_view path, const std::string& bench_dir,
-                                size_t max_bytes) {
+                                size_t max_bytes, const BenchPageServer& server) {
   if (path == kJsonPath) return JsonResponse(bench_dir, max_bytes);
-  return PageResponse(bench_dir, max_bytes);
+  return PageResponse(bench_dir, max_bytes, server);
 }
 
 std::string HtmlEscape(std::string_view text) { return brisk::HtmlEscape(text); }
