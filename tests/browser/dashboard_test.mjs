@@ -186,6 +186,14 @@ async function dashboardLayout(page, base, size) {
   }
   check(await page.locator('.chart-title').count() === Object.keys(CHART_UNITS).length,
         'a chart the test does not know of (what is its unit?)');
+  const axes = await page.evaluate(async () => {
+    const { integerAxis } = await import('/js/chart.js');
+    return [0, 0.4, 1, 3, 7, 16, 99, 1234].map((max) => ({ max, ...integerAxis(max) }));
+  });
+  for (const { max, top, step } of axes) {
+    check(Number.isInteger(step) && step >= 1 && Number.isInteger(top / step) && top >= max &&
+          top / step <= 5, `integerAxis(${max}) = top ${top}, step ${step}`);
+  }
   for (const id of ['requests', 'batch']) {
     const ticks = await page.locator(`[data-testid="chart-${id}"] .y-tick`).allTextContents();
     check(ticks.length >= 2 && ticks.every((t) => /^\d+$/.test(t)),
