@@ -244,7 +244,7 @@ async function prefillThroughput(page, base) {
     check(false, `the prompt rate stayed 0 for the whole ${((finished - started) / 1000)
         .toFixed(1)} s prefill of ${body.usage.prompt_tokens} tokens`);
   }
-  // The rate spans >= 1 s of polls inside [start - 3 s, now], and the counter did not move before
+  // The rate spans >= 1 s of polls inside [start - 5 s, now], and the counter did not move before
   // the request: it cannot exceed what the counter moved since the start, per second.
   check(seen.moved > 0 && seen.moved < n, `the counter moved ${seen.moved} of ${n} tokens ` +
         'before the request ended');

@@ -44,7 +44,7 @@ export function formatValue(v, digits = 3) {
   if (a >= 1e6) return (v / 1e6).toPrecision(digits) + 'M';
   if (a >= 1e4) return (v / 1e3).toPrecision(digits) + 'k';
   if (a >= 100 || Number.isInteger(v)) return String(Math.round(v));
-  return v.toPrecision(digits);
+  return String(Number(v.toPrecision(digits)));  // 0.75, not 0.750
 }
 
 // The SVG path ("M x y L x y … M …") of one series: `points` are [x, y|null] already in pixels.

@@ -11,7 +11,7 @@ import { loadSettings } from './store.js';
 const POLL_MS = 1000;
 const TIMEOUT_MS = 5000;
 const WINDOW_S = 120;
-const RATE_WINDOW_MS = 3000;  // tokens/s are averaged over this long
+const RATE_WINDOW_MS = 5000;  // tokens/s are averaged over this long
 
 const QUANTILES = [['p50', '0.5'], ['p90', '0.9'], ['p99', '0.99']];
 
