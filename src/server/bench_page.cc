@@ -107,7 +107,8 @@ void AddCommonHeaders(HttpResponse& r, std::string_view csp) {
 }
 
 // A small page for "no report" and errors; it falls under the same CSP as the report itself.
-HttpResponse MessagePage(int status, std::string_view title, std::string_view message) {
+HttpResponse MessagePage(int status, std::string_view title, std::string_view message,
+                         const BenchPageServer& server) {
   HttpResponse r;
   r.status = status;
   r.content_type = "text/html; charset=utf-8";
@@ -115,12 +116,11 @@ HttpResponse MessagePage(int status, std::string_view title, std::string_view me
       "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       "<title>brisk · bench</title>\n"
-      "<style>body{font:16px/1.5 system-ui,sans-serif;max-width:42rem;margin:4rem auto;"
-      "padding:0 1rem;color:#1f2328}h1{font-size:1.4rem}a{color:#0969da}</style>\n"
-      "</head>\n<body>\n<h1>" +
-      HtmlEscape(title) + "</h1>\n<p data-testid=\"bench-message\">" + HtmlEscape(message) +
-      "</p>\n<p><a href=\"/\">Chat</a> · <a href=\"/dashboard.html\">Dashboard</a></p>\n"
-      "</body>\n</html>\n";
+      "<style>body{font:16px/1.5 system-ui,sans-serif;margin:0;color:#1f2328}"
+      "main{max-width:42rem;margin:4rem auto;padding:0 1rem}h1{font-size:1.4rem}" +
+      std::string(BenchTopBarCss()) + "</style>\n</head>\n<body>\n" + BenchTopBar(server.model_id) +
+      "<main>\n<h1>" + HtmlEscape(title) + "</h1>\n<p data-testid=\"bench-message\">" +
+      HtmlEscape(message) + "</p>\n</main>\n</body>\n</html>\n";
   AddCommonHeaders(r, kBenchPageCsp);
   return r;
 }
@@ -149,9 +149,10 @@ HttpResponse PageResponse(const std::string& bench_dir, size_t max_bytes,
   FileRead f = ReadReportFile(bench_dir, "latest/report.html", max_bytes);
   if (f.outcome == ReadOutcome::kMissing)
     return MessagePage(404, "No benchmark report yet",
-                       "No benchmark report yet — run `brisk bench`, then reload this page.");
+                       "No benchmark report yet — run `brisk bench`, then reload this page.",
+                       server);
   if (f.outcome == ReadOutcome::kError)
-    return MessagePage(500, "The benchmark report cannot be shown", f.error);
+    return MessagePage(500, "The benchmark report cannot be shown", f.error, server);
   HttpResponse r;
   r.status = 200;
   r.content_type = "text/html; charset=utf-8";

@@ -90,20 +90,6 @@ bool SameEndpoint(const Authority& a, const Authority& b) {
   return a.port == b.port && (a.host == b.host || (IsLoopback(a.host) && IsLoopback(b.host)));
 }
 
-std::string TopBar(const std::string& model_id) {
-  const std::string model = model_id.empty() ? "unknown" : HtmlEscape(model_id);
-  return "<header class=\"topbar\">\n<a class=\"brand\" href=\"/\">brisk</a>\n"
-         "<span class=\"model\" title=\"Model served by this brisk instance\">"
-         "<span class=\"model-label\">model</span> <span class=\"model-name\" "
-         "data-testid=\"model-name\">" +
-         model +
-         "</span></span>\n<nav class=\"nav\">\n"
-         "<a href=\"/\" data-testid=\"nav-chat\">Chat</a>\n"
-         "<a href=\"/dashboard.html\" data-testid=\"nav-dashboard\">Dashboard</a>\n"
-         "<a href=\"/bench\" aria-current=\"page\" data-testid=\"nav-bench\">Bench</a>\n"
-         "</nav>\n</header>\n";
-}
-
 std::string Verdict(ReportOrigin origin, const BenchPageServer& server) {
   const std::string self =
       "this server (" + HtmlEscape(server.host.empty() ? "unknown address" : server.host) +
@@ -127,6 +113,22 @@ std::string Verdict(ReportOrigin origin, const BenchPageServer& server) {
 
 }  // namespace
 
+std::string_view BenchTopBarCss() { return kChromeCss; }
+
+std::string BenchTopBar(const std::string& model_id) {
+  const std::string model = model_id.empty() ? "unknown" : HtmlEscape(model_id);
+  return "<header class=\"topbar\">\n<a class=\"brand\" href=\"/\">brisk</a>\n"
+         "<span class=\"model\" title=\"Model served by this brisk instance\">"
+         "<span class=\"model-label\">model</span> <span class=\"model-name\" "
+         "data-testid=\"model-name\">" +
+         model +
+         "</span></span>\n<nav class=\"nav\">\n"
+         "<a href=\"/\" data-testid=\"nav-chat\">Chat</a>\n"
+         "<a href=\"/dashboard.html\" data-testid=\"nav-dashboard\">Dashboard</a>\n"
+         "<a href=\"/bench\" aria-current=\"page\" data-testid=\"nav-bench\">Bench</a>\n"
+         "</nav>\n</header>\n";
+}
+
 ReportOrigin OriginOf(const BenchReport& report, const BenchPageServer& server) {
   if (report.url.empty()) return ReportOrigin::kInProcess;
   const std::optional<Authority> target = UrlAuthority(report.url);
@@ -139,7 +141,7 @@ ReportPageChrome BenchPageChrome(const BenchReport& report, const BenchPageServe
   ReportPageChrome c;
   c.css = kChromeCss;
   c.body_class = "page-bench";
-  c.header_html = TopBar(server.model_id);
+  c.header_html = BenchTopBar(server.model_id);
   c.provenance_html = " " + Verdict(OriginOf(report, server), server);
   return c;
 }

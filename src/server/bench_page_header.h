@@ -25,6 +25,10 @@ enum class ReportOrigin {
 // The report is untrusted input: an unparsable URL is simply "another server".
 ReportOrigin OriginOf(const BenchReport& report, const BenchPageServer& server);
 
+// The top bar's CSS and markup (for the "no report yet" page too); the model id is escaped.
+std::string_view BenchTopBarCss();
+std::string BenchTopBar(const std::string& model_id);
+
 // The CSS, top bar and verdict for BenchReport::ToHtml; all text in them is escaped.
 ReportPageChrome BenchPageChrome(const BenchReport& report, const BenchPageServer& server);
 

@@ -303,6 +303,13 @@ TEST_F(BenchRoute, RendersReportJsonWithTheTopBarAndOrigin) {
   // A report.json this brisk cannot read falls back to the HTML file as written.
   WriteFile(Latest() / "report.json", "{\"format\": \"something else\"}");
   EXPECT_EQ(Get("/bench").body, "<p>stale html</p>");
+  // "No report yet" keeps the top bar, so the page still leads back.
+  fs::remove_all(Latest());
+  const HttpResponse none = BenchRouteResponse("/bench", dir_.string(), kMaxBenchReportBytes,
+                                               {"served", "127.0.0.1:8080"});
+  EXPECT_EQ(none.status, 404);
+  EXPECT_NE(none.body.find("<header class=\"topbar\">"), std::string::npos) << none.body;
+  EXPECT_NE(none.body.find("href=\"/dashboard.html\""), std::string::npos);
 }
 
 TEST(BenchPage, OriginComparesTheReportsTargetAndModelWithThisServer) {
