@@ -94,6 +94,15 @@ struct BenchPoint {
   ServerGauges gauges;  // has = false in-process, or when the server exports none
 };
 
+// What the server's /bench page adds around a report (the file written to disk has none of it):
+// every field is trusted markup or CSS made by the server, never text from the report.
+struct ReportPageChrome {
+  std::string css;              // appended to the page's <style>
+  std::string body_class;       // the <body> class ("" = none)
+  std::string header_html;      // first in <body>: the site's top bar
+  std::string provenance_html;  // appended to the "Measured ... on ..." line
+};
+
 struct BenchReport {
   // Header: machine, model, settings.
   std::string brisk_version, started_at;  // started_at: ISO-8601 UTC
@@ -120,6 +129,7 @@ struct BenchReport {
   std::string ToCsv() const;
   std::string ToMarkdown() const;
   std::string ToHtml() const;
+  std::string ToHtml(const ReportPageChrome& chrome) const;
 };
 
 // Reads back ToJson's output (for `brisk tune`, tests and the server's report page). Errors on

@@ -2,7 +2,9 @@
 // external URL; a Content-Security-Policy forbids any load), so it can be mailed, attached to an
 // issue or opened from disk on a machine without network.
 //
-// The page: header table (machine, model, settings), the result table (one <tr class="point">
+// The page: a line saying where and when it was measured (the server's /bench adds its top bar
+// and whether that was this server: server/bench_page_header.h), the header table (machine,
+// model, settings), the result table (one <tr class="point">
 // per point, the same columns as the terminal table), the failure messages, then one chart per
 // metric, each <svg class="chart" data-metric="NAME">:
 //   ttft, tpot, itl, e2e   p50/p90/p99 (ms) vs the sweep variable; ttft and tpot with the SLO as a
@@ -34,8 +36,8 @@ namespace brisk {
 namespace {
 
 constexpr const char* kStyle = R"(
-body { font: 14px/1.45 system-ui, sans-serif; color: #1d1d1f; margin: 24px auto; max-width: 1360px;
-       padding: 0 16px; background: #fafafa; }
+body { font: 14px/1.45 system-ui, sans-serif; color: #1d1d1f; margin: 0; background: #fafafa; }
+main.report { margin: 24px auto; max-width: 1360px; padding: 0 16px; }
 h1 { font-size: 22px; margin: 0 0 12px; } h2 { font-size: 17px; margin: 28px 0 10px; }
 .synthetic { background: #fff4ce; border: 1px solid #e0c050; padding: 8px 12px; border-radius: 6px; }
 table { border-collapse: collapse; background: #fff; }
@@ -45,8 +47,16 @@ table.results th { background: #f0f0f0; white-space: nowrap; }
 table.results td.num { text-align: right; font-variant-numeric: tabular-nums; }
 table.results tr.fail td { background: #fde8e8; }
 ul.failures { color: #9b1c1c; }
-.charts { display: flex; flex-wrap: wrap; gap: 16px; }
-svg.chart { border: 1px solid #d6d6d6; border-radius: 6px; background: #fff; max-width: 100%; height: auto; }
+/* Charts fill the width: two or more per row on a desktop, one full-width row on a phone. */
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 480px), 1fr));
+          gap: 16px; }
+svg.chart { border: 1px solid #d6d6d6; border-radius: 6px; background: #fff; width: 100%;
+            height: auto; display: block; }
+/* Wide tables scroll inside their box; the page itself never scrolls sideways. */
+.table-wrap { overflow-x: auto; max-width: 100%; }
+table.header td { overflow-wrap: anywhere; }
+.provenance { background: #fff; border: 1px solid #d6d6d6; border-radius: 6px; padding: 8px 12px; }
+@media (max-width: 600px) { main.report { margin: 12px auto; padding: 0 8px; } }
 svg.chart text { font: 12px system-ui, sans-serif; fill: #333; }
 svg.chart text.title { font-size: 14px; }
 svg.chart text.nodata { font-size: 16px; fill: #888; }
@@ -193,27 +203,49 @@ std::string SamplerCharts(const BenchReport& r, const SweepCharts& sc) {
   return h;
 }
 
+// One sentence naming where and when the report was measured: machine, time, target, model.
+std::string ProvenanceText(const BenchReport& r) {
+  std::string machine = r.cpu.empty() ? "an unnamed machine" : r.cpu;
+  if (r.cores > 0) machine += " (" + std::to_string(r.cores) + " cores)";
+  std::string target = r.url.empty() ? "in-process (no server)" : "the server at " + r.url;
+  if (!r.server.empty()) target += " (Server: " + r.server + ")";
+  const std::string when = r.started_at.empty() ? "at an unrecorded time" : r.started_at;
+  const std::string model = r.model.empty() ? "an unnamed model" : "model " + r.model;
+  return "Measured " + when + " on " + machine + ", " + target + ", " + model +
+         (r.brisk_version.empty() ? "" : ", by brisk " + r.brisk_version) + ".";
+}
+
+std::string TableWrap(const std::string& table) {
+  return "<div class=\"table-wrap\">\n" + table + "</div>\n";
+}
+
 }  // namespace
 
-std::string BenchReport::ToHtml() const {
+std::string BenchReport::ToHtml() const { return ToHtml(ReportPageChrome{}); }
+
+std::string BenchReport::ToHtml(const ReportPageChrome& chrome) const {
   std::string h = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   // Belt and braces for "self-contained": even a bug here could not make the page load anything.
   h += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
        "style-src 'unsafe-inline'\">\n";
   h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   h += "<title>brisk bench report" + (model.empty() ? "" : " - " + H(model)) + "</title>\n";
-  h += "<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
-  h += "<h1>brisk bench report</h1>\n";
+  h += "<style>" + std::string(kStyle) + chrome.css + "</style>\n</head>\n";
+  h += chrome.body_class.empty() ? "<body>\n" : "<body class=\"" + H(chrome.body_class) + "\">\n";
+  h += chrome.header_html;
+  h += "<main class=\"report\">\n<h1>brisk bench report</h1>\n";
+  h += "<p class=\"provenance\" data-testid=\"provenance\">" + H(ProvenanceText(*this)) +
+       chrome.provenance_html + "</p>\n";
   if (synthetic)
     h += std::string("<p class=\"synthetic\" data-testid=\"synthetic\"><strong>Synthetic model") +
          "</strong>: " + kSyntheticNote + ".</p>\n";
 
-  h += "<table class=\"header\">\n";
+  std::string header = "<table class=\"header\">\n";
   for (const auto& [key, value] : ReportHeader(*this))
-    h += "<tr><th>" + H(key) + "</th><td>" + H(value) + "</td></tr>\n";
-  h += "</table>\n";
+    header += "<tr><th>" + H(key) + "</th><td>" + H(value) + "</td></tr>\n";
+  h += TableWrap(header + "</table>\n");
 
-  h += "<h2>Results</h2>\n<table class=\"results\">\n<thead><tr>";
+  h += "<h2>Results</h2>\n<div class=\"table-wrap\">\n<table class=\"results\">\n<thead><tr>";
   const std::vector<ReportColumn> cols = ReportColumns(*this);
   for (const ReportColumn& c : cols) h += "<th>" + H(c.header) + "</th>";
   h += "</tr></thead>\n<tbody>\n";
@@ -223,7 +255,7 @@ std::string BenchReport::ToHtml() const {
       h += std::string(c.numeric ? "<td class=\"num\">" : "<td>") + H(c.cell(p)) + "</td>";
     h += "</tr>\n";
   }
-  h += "</tbody>\n</table>\n";
+  h += "</tbody>\n</table>\n</div>\n";
   std::vector<std::string> failures = FailureLines(*this);
   if (!failures.empty()) {
     h += "<h2>Failures</h2>\n<ul class=\"failures\">\n";
@@ -275,7 +307,7 @@ std::string BenchReport::ToHtml() const {
   h += SamplerCharts(*this, sc);
   h += "</div>\n<p class=\"note\">Charts use successful requests only; a point where every "
        "request failed appears in the table but not in the charts. Hover a marker for its "
-       "value.</p>\n</body>\n</html>\n";
+       "value.</p>\n</main>\n</body>\n</html>\n";
   return h;
 }
 

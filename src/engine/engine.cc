@@ -313,7 +313,14 @@ void Engine::PublishLocked() {
 bool Engine::Step() {
   const double t0 = NowSeconds();
   const StepPlan plan = PlanStep(t0);
-  if (plan.chunks.empty()) return false;
+  if (plan.chunks.empty()) {
+    // Nothing ran: the "last step" gauges read 0, so an idle engine never shows the batch of its
+    // final step beside 0 running requests (issue 32).
+    std::lock_guard<std::mutex> lock(mu_);
+    PublishLocked();
+    stats_.last_step_seqs = stats_.last_step_tokens = 0;
+    return false;
+  }
   // Partial prefix-cache hits: the shared rows must be in place before anything reads them.
   for (const KvBlockCopy& c : plan.copies) kv_->CopyBlock(c.src, c.dst);
   const ModelBatch& batch = BuildBatch(plan, t0);
@@ -541,6 +548,9 @@ void Engine::PublishStep(const StepPlan& plan, double t0) {
   s.step_seqs_total += s.last_step_seqs;
   s.step_tokens_total += s.last_step_tokens;
   s.last_step_s = NowSeconds() - t0;
+  // This step ended the last request: the engine is idle now, not running a batch of the size
+  // it just ran (the step's counts are in the totals above).
+  if (active_.empty()) s.last_step_seqs = s.last_step_tokens = 0;
 }
 
 void Engine::Loop() {

@@ -151,7 +151,11 @@ void ApiServer::Handle(HttpRequest&& r, std::shared_ptr<HttpExchange> ex) {
   if (get && FindStaticAsset(p) != nullptr) return ex->Respond(StaticFile(r));
   // The bench report is a UI page too (reached by a link, so it cannot carry a key), and its JSON
   // holds the same numbers as the page: guarding one copy and not the other would protect nothing.
-  if (get && IsBenchRoute(p)) return ex->Respond(BenchRouteResponse(p, options_.bench_dir));
+  if (get && IsBenchRoute(p)) {
+    const std::string* host = r.Header("host");
+    const BenchPageServer self{options_.model_id, host ? *host : std::string()};
+    return ex->Respond(BenchRouteResponse(p, options_.bench_dir, kMaxBenchReportBytes, self));
+  }
 
   const ModelRoute route = ModelRouteOf(p);
   if (!Authorized(r)) {

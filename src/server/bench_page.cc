@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <system_error>
 
+#include "bench/bench_report.h"
 #include "server/api_error.h"
 #include "util/html_escape.h"
 
@@ -105,7 +107,8 @@ void AddCommonHeaders(HttpResponse& r, std::string_view csp) {
 }
 
 // A small page for "no report" and errors; it falls under the same CSP as the report itself.
-HttpResponse MessagePage(int status, std::string_view title, std::string_view message) {
+HttpResponse MessagePage(int status, std::string_view title, std::string_view message,
+                         const BenchPageServer& server) {
   HttpResponse r;
   r.status = status;
   r.content_type = "text/html; charset=utf-8";
@@ -113,23 +116,43 @@ HttpResponse MessagePage(int status, std::string_view title, std::string_view me
       "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       "<title>brisk · bench</title>\n"
-      "<style>body{font:16px/1.5 system-ui,sans-serif;max-width:42rem;margin:4rem auto;"
-      "padding:0 1rem;color:#1f2328}h1{font-size:1.4rem}a{color:#0969da}</style>\n"
-      "</head>\n<body>\n<h1>" +
-      HtmlEscape(title) + "</h1>\n<p data-testid=\"bench-message\">" + HtmlEscape(message) +
-      "</p>\n<p><a href=\"/\">Chat</a> · <a href=\"/dashboard.html\">Dashboard</a></p>\n"
-      "</body>\n</html>\n";
+      "<style>body{font:16px/1.5 system-ui,sans-serif;margin:0;color:#1f2328}"
+      "main{max-width:42rem;margin:4rem auto;padding:0 1rem}h1{font-size:1.4rem}" +
+      std::string(BenchTopBarCss()) + "</style>\n</head>\n<body>\n" + BenchTopBar(server.model_id) +
+      "<main>\n<h1>" + HtmlEscape(title) + "</h1>\n<p data-testid=\"bench-message\">" +
+      HtmlEscape(message) + "</p>\n</main>\n</body>\n</html>\n";
   AddCommonHeaders(r, kBenchPageCsp);
   return r;
 }
 
-HttpResponse PageResponse(const std::string& bench_dir, size_t max_bytes) {
+// The page rendered from latest/report.json inside this server's frame (top bar, origin
+// verdict); nullopt when there is no readable report.json, e.g. one written by an older brisk.
+std::optional<HttpResponse> RenderedPage(const std::string& bench_dir, size_t max_bytes,
+                                         const BenchPageServer& server) {
+  FileRead f = ReadReportFile(bench_dir, "latest/report.json", max_bytes);
+  if (f.outcome != ReadOutcome::kOk) return std::nullopt;
+  Result<BenchReport> report = BenchReportFromJson(f.bytes);
+  if (!report.ok()) return std::nullopt;
+  HttpResponse r;
+  r.status = 200;
+  r.content_type = "text/html; charset=utf-8";
+  r.body = report->ToHtml(BenchPageChrome(*report, server));
+  AddCommonHeaders(r, kBenchPageCsp);
+  return r;
+}
+
+// latest/report.html as written, when report.json cannot be rendered.
+HttpResponse PageResponse(const std::string& bench_dir, size_t max_bytes,
+                          const BenchPageServer& server) {
+  if (std::optional<HttpResponse> page = RenderedPage(bench_dir, max_bytes, server))
+    return *std::move(page);
   FileRead f = ReadReportFile(bench_dir, "latest/report.html", max_bytes);
   if (f.outcome == ReadOutcome::kMissing)
     return MessagePage(404, "No benchmark report yet",
-                       "No benchmark report yet — run `brisk bench`, then reload this page.");
+                       "No benchmark report yet — run `brisk bench`, then reload this page.",
+                       server);
   if (f.outcome == ReadOutcome::kError)
-    return MessagePage(500, "The benchmark report cannot be shown", f.error);
+    return MessagePage(500, "The benchmark report cannot be shown", f.error, server);
   HttpResponse r;
   r.status = 200;
   r.content_type = "text/html; charset=utf-8";
@@ -167,9 +190,9 @@ HttpResponse JsonResponse(const std::string& bench_dir, size_t max_bytes) {
 bool IsBenchRoute(std::string_view path) { return path == kPagePath || path == kJsonPath; }
 
 HttpResponse BenchRouteResponse(std::string_view path, const std::string& bench_dir,
-                                size_t max_bytes) {
+                                size_t max_bytes, const BenchPageServer& server) {
   if (path == kJsonPath) return JsonResponse(bench_dir, max_bytes);
-  return PageResponse(bench_dir, max_bytes);
+  return PageResponse(bench_dir, max_bytes, server);
 }
 
 std::string HtmlEscape(std::string_view text) { return brisk::HtmlEscape(text); }

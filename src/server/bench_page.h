@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "server/bench_page_header.h"
 #include "server/http_server.h"
 
 namespace brisk::server {
@@ -27,13 +28,17 @@ bool IsBenchRoute(std::string_view path);
 
 // The response for GET/HEAD of a bench route `path` (IsBenchRoute must hold), reading from
 // `bench_dir` ("" = no folder: always "no report yet").
-//   /bench:             200 latest/report.html (text/html), or 404 / 500 as a small HTML page.
+//   /bench:             200 latest/report.json rendered as HTML inside this server's frame (top
+//                       bar, "measured on this server or not": bench_page_header.h, for `server`);
+//                       without a readable report.json, latest/report.html as written; or
+//                       404 / 500 as a small HTML page.
 //   /bench/latest.json: 200 latest/report.json (application/json, checked to be JSON), or an
 //                       OpenAI-style error: 404 not_found_error, 500 server_error.
 // Every answer carries kBenchPageCsp (HTML) or default-src 'none' (JSON), nosniff and
 // Cache-Control: no-store (the report changes in place). `max_bytes` caps the file size.
 HttpResponse BenchRouteResponse(std::string_view path, const std::string& bench_dir,
-                                size_t max_bytes = kMaxBenchReportBytes);
+                                size_t max_bytes = kMaxBenchReportBytes,
+                                const BenchPageServer& server = {});
 
 // `text` with &, <, >, " and ' replaced by character references.
 std::string HtmlEscape(std::string_view text);

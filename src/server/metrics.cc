@@ -374,9 +374,9 @@ void RenderStepFamilies(Exposition& ex, const EngineStats& stats) {
             stats.max_num_seqs);
   ex.Scalar("brisk:max_num_batched_tokens", "gauge", "Current token budget per engine step.",
             stats.max_num_batched_tokens);
-  ex.Scalar("brisk:batch_size", "gauge", "Sequences in the last engine step.",
+  ex.Scalar("brisk:batch_size", "gauge", "Sequences in the last engine step (0 while idle).",
             stats.last_step_seqs);
-  ex.Scalar("brisk:step_tokens", "gauge", "Tokens in the last engine step.",
+  ex.Scalar("brisk:step_tokens", "gauge", "Tokens in the last engine step (0 while idle).",
             stats.last_step_tokens);
   ex.Scalar("brisk:step_seconds", "gauge", "Duration of the last engine step in seconds.",
             stats.last_step_s);

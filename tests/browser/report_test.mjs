@@ -3,7 +3,9 @@
 // report.json with `brisk bench report`, opens report.html from disk in headless Chromium
 // (playwright-core) and checks what a reader sees: every chart present, visible and drawn, the
 // result table complete, no page errors, and no request to anything but the file itself (the
-// page must work on a machine without network). Saves bench-report.png.
+// page must work on a machine without network), the "measured on" line, and the layout at
+// 1280 and 390 px (charts share rows; nothing scrolls sideways on a phone). Saves
+// bench-report.png and bench-report-phone.png.
 //
 //   cd tests && node browser/report_test.mjs --brisk ../build/src/brisk \
 //       --data data/bench/sample_report.json --screenshots /tmp/shots
@@ -168,6 +170,49 @@ async function run(opts) {
         const ref = page.locator(`svg.chart[data-metric="${metric}"] line.reference`);
         check(await ref.count() === 1, `chart ${metric} has no SLO line`);
       }
+    });
+
+    await step('a line says where and when it was measured; no server frame offline',
+               async () => {
+      const line = await page.locator('[data-testid="provenance"]').textContent();
+      for (const part of [report.started_at, report.cpu, report.model]) {
+        check(line.includes(part), `the "measured" line "${line}" does not name ${part}`);
+      }
+      check(await page.locator('.topbar, [data-testid="report-origin"]').count() === 0,
+            'the file on disk has the server page\'s top bar or "this server" verdict');
+    });
+
+    await step('charts fill the width: two or more per row at 1280 px', async () => {
+      await page.setViewportSize({ width: 1280, height: 800 });
+      const tops = await page.locator('svg.chart').evaluateAll(
+          (els) => els.map((e) => Math.round(e.getBoundingClientRect().top)));
+      const firstRow = tops.filter((t) => t === tops[0]).length;
+      check(firstRow >= 2, `${firstRow} chart(s) in the first row at 1280 px`);
+      const fill = await page.evaluate(() => {
+        const charts = [...document.querySelectorAll('svg.chart')];
+        const row = charts.filter((c) => c.getBoundingClientRect().top ===
+                                         charts[0].getBoundingClientRect().top);
+        const used = row.reduce((w, c) => w + c.getBoundingClientRect().width, 0);
+        return used / document.querySelector('.charts').clientWidth;
+      });
+      check(fill >= 0.85, `the first row of charts fills ${(fill * 100).toFixed(0)}% of the width`);
+    });
+
+    await step('at 390 px: no sideways scroll, one full-width chart per row', async () => {
+      await page.setViewportSize({ width: 390, height: 844 });
+      const { scroll, inner, widths, row } = await page.evaluate(() => ({
+        scroll: document.scrollingElement.scrollWidth,
+        inner: window.innerWidth,
+        widths: [...document.querySelectorAll('svg.chart')].map(
+            (e) => e.getBoundingClientRect().width),
+        row: document.querySelector('.charts').clientWidth,
+      }));
+      check(scroll <= inner, `the page scrolls sideways: ${scroll} px in a ${inner} px window`);
+      check(widths.every((w) => w >= 0.95 * row), `charts ${widths} px wide in a ${row} px row`);
+      fs.mkdirSync(opts.screenshots, { recursive: true });
+      await page.screenshot({ path: path.join(opts.screenshots, 'bench-report-phone.png'),
+                              fullPage: true });
+      await page.setViewportSize({ width: 1400, height: 900 });
     });
 
     await step('full-page screenshot', async () => {

@@ -24,13 +24,27 @@ export function niceCeil(v) {
   return 10 * p;
 }
 
+// The y axis of a chart whose values are counts (requests, sequences): whole-number ticks only,
+// never "0.25 requests". Returns { top, step } with top a multiple of step, at most ~4 intervals.
+export function integerAxis(max) {
+  const top = Math.max(1, Math.ceil(Number.isFinite(max) ? max : 0));
+  const step = Math.max(1, Math.ceil(niceCeil(top / 4)));
+  return { top: Math.ceil(top / step) * step, step };
+}
+
+// The y axis of a continuous value: a nice top split into four intervals.
+function realAxis(max, fixedTop) {
+  const top = fixedTop !== undefined ? fixedTop : niceCeil(max);
+  return { top, step: top / 4 };
+}
+
 export function formatValue(v, digits = 3) {
   if (v === null || v === undefined || !Number.isFinite(v)) return '–';
   const a = Math.abs(v);
   if (a >= 1e6) return (v / 1e6).toPrecision(digits) + 'M';
   if (a >= 1e4) return (v / 1e3).toPrecision(digits) + 'k';
   if (a >= 100 || Number.isInteger(v)) return String(Math.round(v));
-  return v.toPrecision(digits);
+  return String(Number(v.toPrecision(digits)));  // 0.75, not 0.750
 }
 
 // The SVG path ("M x y L x y … M …") of one series: `points` are [x, y|null] already in pixels.
@@ -49,8 +63,9 @@ export function linePath(points) {
 }
 
 export class LineChart {
-  // options: { id, title, unit, series: [{ key, label }], yMax (fixed top, optional),
-  //            windowSeconds }
+  // options: { id, title, unit (shown in the title: every chart says what it counts),
+  //            series: [{ key, label }], yMax (fixed top, optional), integer (whole-number
+  //            ticks, for counts), windowSeconds }
   constructor(container, options) {
     this.options = { windowSeconds: 120, ...options };
     this.root = document.createElement('figure');
@@ -84,31 +99,30 @@ export class LineChart {
     const { series, windowSeconds } = this.options;
     const t0 = now - windowSeconds * 1000;
     const visible = samples.filter((s) => s.t >= t0 && s.t <= now);
-    let top = this.options.yMax;
-    if (top === undefined) {
-      let max = 0;
-      for (const s of visible) {
-        for (const { key } of series) {
-          const v = s.values[key];
-          if (Number.isFinite(v) && v > max) max = v;
-        }
+    let max = 0;
+    for (const s of visible) {
+      for (const { key } of series) {
+        const v = s.values[key];
+        if (Number.isFinite(v) && v > max) max = v;
       }
-      top = niceCeil(max);
     }
+    const { top, step } = this.options.integer ? integerAxis(max) :
+        realAxis(max, this.options.yMax);
     const plotW = WIDTH - PAD.left - PAD.right;
     const plotH = HEIGHT - PAD.top - PAD.bottom;
     const xOf = (t) => PAD.left + ((t - t0) / (windowSeconds * 1000)) * plotW;
     const yOf = (v) => PAD.top + plotH - (Math.min(Math.max(v, 0), top) / top) * plotH;
 
     this.svg.replaceChildren();
-    for (let k = 0; k <= 4; k++) {
-      const v = (top * k) / 4;
+    const intervals = Math.round(top / step);
+    for (let k = 0; k <= intervals; k++) {
+      const v = step * k;
       const y = yOf(v);
       this.svg.appendChild(svg('line', {
         x1: PAD.left, x2: WIDTH - PAD.right, y1: y, y2: y, class: 'grid',
       }));
       const label = svg('text', {
-        x: PAD.left - 6, y: y + 4, class: 'axis-label', 'text-anchor': 'end',
+        x: PAD.left - 6, y: y + 4, class: 'axis-label y-tick', 'text-anchor': 'end',
       });
       label.textContent = formatValue(v);
       this.svg.appendChild(label);
@@ -133,7 +147,11 @@ export class LineChart {
     });
     series.forEach(({ key, label }, k) => {
       const last = visible.length ? visible[visible.length - 1].values[key] : null;
-      this.legendItems[k].textContent = `${label} ${formatValue(last)}`;
+      const item = this.legendItems[k];
+      item.textContent = `${label} ${formatValue(last)}`;
+      // The raw number, for tests and for anyone reading the DOM: the text is rounded.
+      item.dataset.series = key;
+      item.dataset.value = Number.isFinite(last) ? String(last) : '';
     });
     this.svg.setAttribute('data-points', String(visible.length));
   }

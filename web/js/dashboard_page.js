@@ -11,13 +11,15 @@ import { loadSettings } from './store.js';
 const POLL_MS = 1000;
 const TIMEOUT_MS = 5000;
 const WINDOW_S = 120;
+const RATE_WINDOW_MS = 5000;  // tokens/s are averaged over this long
 
 const QUANTILES = [['p50', '0.5'], ['p90', '0.9'], ['p99', '0.99']];
 
+// Every chart names its unit; counts (requests, sequences) get whole-number ticks.
 const CHARTS = [
-  { id: 'requests', title: 'Requests', series: [
+  { id: 'requests', title: 'Requests', unit: 'requests', integer: true, series: [
     { key: 'running', label: 'running' }, { key: 'waiting', label: 'waiting' }] },
-  { id: 'batch', title: 'Batch size', series: [
+  { id: 'batch', title: 'Batch size', unit: 'sequences per step', integer: true, series: [
     { key: 'batch', label: 'batch' }, { key: 'cap', label: 'max_num_seqs' }] },
   { id: 'kv', title: 'KV cache usage', unit: '%', yMax: 100, series: [
     { key: 'kv', label: 'used' }] },
@@ -33,16 +35,21 @@ const ALL_KEYS = CHARTS.flatMap((c) => c.series.map((s) => s.key));
 
 const scale = (v, k) => (v === null ? null : v * k);
 
-// One sample's values from the metrics and the previous counter readings (for rates;
-// null on the first poll).
-function sampleValues(samples, prev, dtSeconds) {
+// One sample's values from the metrics and `base`, the oldest counter reading of the rate window
+// (null on the first poll: no rate yet).
+function sampleValues(samples, base, dtSeconds) {
   const get = (name, match) => metricValue(samples, name, match);
-  // brisk's per-step counter includes tokens of requests still running, so the rate moves while
-  // long answers stream; vLLM's counter (the fallback) may only grow when a request finishes.
-  const engineGen = get('brisk:engine_generation_tokens_total');
+  // brisk's per-step counters grow with every engine step (each prefill chunk, each sampled
+  // token), so the rates move while work happens; vLLM's counters (the fallbacks, for other
+  // servers) only grow when a request finishes, which reads 0 during a long prefill and then a
+  // spike (issue 32).
+  const either = (mine, theirs) => {
+    const v = get(mine);
+    return v !== null ? v : get(theirs);
+  };
   const counters = {
-    gen: engineGen !== null ? engineGen : get('vllm:generation_tokens_total'),
-    prompt: get('vllm:prompt_tokens_total'),
+    gen: either('brisk:engine_generation_tokens_total', 'vllm:generation_tokens_total'),
+    prompt: either('brisk:engine_prompt_tokens_computed_total', 'vllm:prompt_tokens_total'),
   };
   const values = {
     running: get('vllm:num_requests_running'),
@@ -50,8 +57,8 @@ function sampleValues(samples, prev, dtSeconds) {
     batch: get('brisk:batch_size'),
     cap: get('brisk:max_num_seqs'),
     kv: scale(get('vllm:kv_cache_usage_perc'), 100),
-    gen_tps: prev ? counterRate(prev.gen, counters.gen, dtSeconds) : null,
-    prompt_tps: prev ? counterRate(prev.prompt, counters.prompt, dtSeconds) : null,
+    gen_tps: base ? counterRate(base.gen, counters.gen, dtSeconds) : null,
+    prompt_tps: base ? counterRate(base.prompt, counters.prompt, dtSeconds) : null,
   };
   for (const [label, q] of QUANTILES) {
     values[`ttft_${label}`] = scale(get('brisk:recent_ttft_seconds', { quantile: q }), 1000);
@@ -64,7 +71,16 @@ const container = document.getElementById('charts');
 const status = document.getElementById('poll-status');
 const charts = CHARTS.map((c) => new LineChart(container, { ...c, windowSeconds: WINDOW_S }));
 const history = [];
-let prev = null;  // { t, counters } of the last successful poll
+// { t, counters } of the successful polls in the rate window, oldest first. The counters move
+// once per engine step, and a prefill step of a long prompt can take longer than one poll: a rate
+// over a single poll would flicker between 0 and twice the real speed.
+let readings = [];
+
+// The reading rates are taken from: the newest one at least RATE_WINDOW_MS old, else the oldest.
+function rateBase(now) {
+  while (readings.length > 1 && readings[1].t <= now - RATE_WINDOW_MS) readings.shift();
+  return readings.length ? readings[0] : null;
+}
 
 function gapValues() {
   return Object.fromEntries(ALL_KEYS.map((k) => [k, null]));
@@ -84,15 +100,16 @@ async function poll() {
     const text = await fetchMetricsText(loadSettings().api_key, controller.signal);
     const now = Date.now();
     const { samples, skipped } = parsePrometheus(text);
-    const dt = prev ? (now - prev.t) / 1000 : 0;
-    const { values, counters } = sampleValues(samples, prev && prev.counters, dt);
-    prev = { t: now, counters };
+    const base = rateBase(now);
+    const dt = base ? (now - base.t) / 1000 : 0;
+    const { values, counters } = sampleValues(samples, base && base.counters, dt);
+    readings.push({ t: now, counters });
     record(now, values);
     status.textContent = `updated ${new Date(now).toLocaleTimeString()}` +
         (skipped ? ` · ${skipped} unreadable lines skipped` : '');
     status.classList.remove('error');
   } catch (e) {
-    prev = null;  // a rate across a failed poll would span an unknown interval
+    readings = [];  // a rate across a failed poll would span an unknown interval
     record(Date.now(), gapValues());
     const msg = e && e.name === 'AbortError' ? 'timed out' : e && e.message ? e.message : e;
     status.textContent = e && e.status === 401 ?

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "bench/bench_report.h"
 #include "server/api_server.h"
 #include "server/bench_page.h"
 #include "server/static_assets.h"
@@ -276,6 +277,69 @@ TEST(BenchPage, UiPagesLinkToTheReport) {
     EXPECT_TRUE(IsBenchRoute(resolved));
     EXPECT_NE(html.find(">Bench</a>", at), std::string::npos) << page;
   }
+}
+
+// With a report.json, /bench renders it inside this server's frame (issue 32): the top bar with
+// links back, this server's model, and the verdict on where it was measured.
+TEST_F(BenchRoute, RendersReportJsonWithTheTopBarAndOrigin) {
+  BenchReport rep;
+  rep.started_at = "2025-01-15T10:42:07Z";
+  rep.cpu = "Test CPU <x>";
+  rep.model = "qwen-test";
+  WriteFile(Latest() / "report.json", rep.ToJson());
+  WriteFile(Latest() / "report.html", "<p>stale html</p>");
+  const HttpResponse r = BenchRouteResponse("/bench", dir_.string(), kMaxBenchReportBytes,
+                                            {"served<model>", "127.0.0.1:8080"});
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(HeaderValue(r, "Content-Security-Policy"), kCsp);
+  EXPECT_EQ(r.body.find("stale html"), std::string::npos);
+  for (const char* want :
+       {"<header class=\"topbar\">", "href=\"/\"", "href=\"/dashboard.html\"",
+        "aria-current=\"page\" data-testid=\"nav-bench\">Bench</a>", "served&lt;model&gt;",
+        "Measured 2025-01-15T10:42:07Z on Test CPU &lt;x&gt;", "model qwen-test",
+        "data-origin=\"in-process\""})
+    EXPECT_NE(r.body.find(want), std::string::npos) << want;
+  EXPECT_EQ(r.body.find("<script"), std::string::npos);
+  // A report.json this brisk cannot read falls back to the HTML file as written.
+  WriteFile(Latest() / "report.json", "{\"format\": \"something else\"}");
+  EXPECT_EQ(Get("/bench").body, "<p>stale html</p>");
+  // "No report yet" keeps the top bar, so the page still leads back.
+  fs::remove_all(Latest());
+  const HttpResponse none = BenchRouteResponse("/bench", dir_.string(), kMaxBenchReportBytes,
+                                               {"served", "127.0.0.1:8080"});
+  EXPECT_EQ(none.status, 404);
+  EXPECT_NE(none.body.find("<header class=\"topbar\">"), std::string::npos) << none.body;
+  EXPECT_NE(none.body.find("href=\"/dashboard.html\""), std::string::npos);
+}
+
+TEST(BenchPage, OriginComparesTheReportsTargetAndModelWithThisServer) {
+  BenchReport r;
+  r.model = "m";
+  const BenchPageServer self{"m", "localhost:8080"};
+  EXPECT_EQ(OriginOf(r, self), ReportOrigin::kInProcess);
+  const std::pair<const char*, ReportOrigin> cases[] = {
+      {"http://127.0.0.1:8080", ReportOrigin::kThisServer},
+      {"http://LOCALHOST:8080/v1", ReportOrigin::kThisServer},
+      {"http://user@[::1]:8080", ReportOrigin::kThisServer},
+      {"http://127.0.0.1:8081", ReportOrigin::kOtherServer},
+      {"http://10.0.0.5:8080", ReportOrigin::kOtherServer},
+      {"http://127.0.0.1", ReportOrigin::kOtherServer},  // port 80
+      {"https://127.0.0.1:8080", ReportOrigin::kThisServer},
+      {"ftp://127.0.0.1:8080", ReportOrigin::kOtherServer},
+      {"http://127.0.0.1:80a80", ReportOrigin::kOtherServer},
+      {"http://[::1:8080", ReportOrigin::kOtherServer},
+      {"not a url", ReportOrigin::kOtherServer},
+  };
+  for (const auto& [url, want] : cases) {
+    r.url = url;
+    EXPECT_EQ(OriginOf(r, self), want) << url;
+  }
+  r.url = "http://127.0.0.1:8080";
+  r.model = "other";
+  EXPECT_EQ(OriginOf(r, self), ReportOrigin::kOtherServer);
+  r.model = "m";
+  EXPECT_EQ(OriginOf(r, {"m", ""}), ReportOrigin::kOtherServer);  // no Host header: unknown
+  EXPECT_EQ(OriginOf(r, {"m", "127.0.0.1"}), ReportOrigin::kOtherServer);  // port 80
 }
 
 }  // namespace
