@@ -1,5 +1,5 @@
 // Text attachments in the composer: a long paste becomes an attachment chip instead of flooding
-// the input, and text files can be attached with the 📎 button. Attachments are sent ahead of
+// the input, and text files can be attached with the Attach button. Attachments are sent ahead of
 // the message text (chat_view.messageText). Files are untrusted: only text is accepted (no NUL
 // bytes, valid UTF-8) and each is capped in size.
 
@@ -61,7 +61,7 @@ export class Attachments {
     this.list.replaceChildren(...this.items.map((a, i) => {
       const chip = el('span', 'chip');
       chip.setAttribute('data-testid', 'attachment-chip');
-      chip.append(el('span', 'chip-name', `📎 ${a.name} (${a.text.length} chars)`));
+      chip.append(el('span', 'chip-name', `${a.name} (${a.text.length} chars)`));
       const rm = el('button', 'icon-button', '×');
       rm.type = 'button';
       rm.title = `Remove ${a.name}`;

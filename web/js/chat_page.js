@@ -5,9 +5,10 @@
 
 import { Attachments } from './attachments.js';
 import { MessageView, messageText } from './chat_view.js';
-import { downloadJson, exportJson, exportName, parseImport } from './conversation_io.js';
+import { conversationActions } from './conversation_actions.js';
+import { downloadJson, exportJson } from './conversation_io.js';
 import {
-  activePath, addChild, newConversation, removeSubtree, selectSibling, siblingInfo,
+  activePath, addChild, newConversation, selectSibling, siblingInfo,
 } from './conversation_tree.js';
 import { generateInto, history } from './generation.js';
 import { SettingsPanel } from './settings_panel.js';
@@ -86,7 +87,7 @@ function updateView(msg) {
 }
 
 const viewActions = {
-  onRegenerate: regenerate, onEdit: edit, onDelete: deleteMessage,
+  onRegenerate: regenerate, onEdit: edit, onDelete: (msg) => deleteMessage(msg),
   onSibling: (msg, delta) => {
     if (state.running || !selectSibling(state.current, msg, delta)) return;
     persist();
@@ -157,77 +158,8 @@ function newChat() {
   ui.input.focus();
 }
 
-// Everything is restorable for a while: the toast's Undo puts the snapshot back.
-function withUndo(text, change) {
-  const snapshot = JSON.stringify(state.conversations);
-  const currentId = state.current && state.current.id;
-  change();
-  persist();
-  renderAll();
-  showToast(text, () => {
-    if (state.running) return;
-    state.conversations = JSON.parse(snapshot);
-    state.current = state.conversations.find((c) => c.id === currentId) || state.current;
-    persist();
-    renderAll();
-  });
-}
-
-function removeConversation(id) {
-  if (state.running) return;
-  const c = state.conversations.find((x) => x.id === id);
-  if (!c) return;
-  withUndo(`Deleted “${c.title || 'New chat'}”.`, () => {
-    state.conversations = state.conversations.filter((x) => x.id !== id);
-    if (!state.current || state.current.id === id) {
-      state.current = state.conversations[0] || createConversation();
-      saveCurrentId(state.current.id);
-    }
-  });
-}
-
-function deleteMessage(msg) {
-  if (state.running) return;
-  withUndo(msg.role === 'user' ? 'Deleted the message and its answers.' : 'Deleted the answer.',
-           () => removeSubtree(state.current, msg));
-}
-
-function rename(id, title) {
-  const c = state.conversations.find((x) => x.id === id);
-  if (c && title) {
-    c.title = title;
-    c.named = true;
-    saveConversations(state.conversations);
-  }
-  renderList();
-}
-
-function exportOne(id) {
-  const c = state.conversations.find((x) => x.id === id);
-  if (c) downloadJson(exportName(c.title), exportJson([c]));
-}
-
-async function importFile(file) {
-  try {
-    const imported = parseImport(await file.text());
-    const taken = new Map(state.conversations.map((c) => [c.id, JSON.stringify(c)]));
-    let added = 0;
-    for (const c of imported) {
-      if (taken.get(c.id) === JSON.stringify(c)) continue;  // already here, unchanged
-      if (taken.has(c.id)) c.id = newId();  // never overwrite what is stored
-      state.conversations.push(c);
-      added++;
-    }
-    state.conversations.sort((a, b) => b.updated - a.updated);
-    saveConversations(state.conversations);
-    if (imported.length === 1) select(imported[0].id);
-    else renderAll();
-    showToast(`Imported ${added} conversation(s)` +
-              (added < imported.length ? ` (${imported.length - added} already here)` : '') + '.');
-  } catch (e) {
-    showToast(`Import failed: ${file.name}: ${e.message}`);
-  }
-}
+const { removeConversation, deleteMessage, rename, exportOne, importFile } =
+    conversationActions({ state, persist, renderAll, renderList, select, createConversation });
 
 // At most one re-render per frame per message, however fast tokens arrive.
 const queued = new Set();

@@ -150,7 +150,7 @@ export class MessageView {
 
     this.attachments.replaceChildren(...(msg.attachments || []).map((a) => {
       const d = el('details', 'attachment');
-      d.append(el('summary', '', `📎 ${a.name} (${a.text.length} characters)`),
+      d.append(el('summary', '', `Attached: ${a.name} (${a.text.length} characters)`),
                el('pre', '', a.text));
       return d;
     }));

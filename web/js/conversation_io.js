@@ -56,3 +56,19 @@ export function parseImport(text) {
   });
   return data.conversations;
 }
+
+// Adds `imported` to `conversations` (in place, newest first): one already stored unchanged is
+// skipped; one whose id is taken by different content gets `makeId()` (nothing is replaced).
+// Returns how many were added.
+export function mergeImported(conversations, imported, makeId) {
+  const taken = new Map(conversations.map((c) => [c.id, JSON.stringify(c)]));
+  let added = 0;
+  for (const c of imported) {
+    if (taken.get(c.id) === JSON.stringify(c)) continue;
+    if (taken.has(c.id)) c.id = makeId();
+    conversations.push(c);
+    added++;
+  }
+  conversations.sort((a, b) => b.updated - a.updated);
+  return added;
+}
