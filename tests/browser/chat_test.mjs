@@ -162,16 +162,24 @@ async function runViewport(browser, base, props, viewport, opts, tmp) {
     await waitAnswer(page, 'done', 'follow-up');
   });
 
-  await step('a failed message can be deleted (with undo)', async () => {
+  await step('after a failed message the next one succeeds; the failed one can be deleted',
+             async () => {
     await send(page, 'zeta eta theta '.repeat(150));
     await waitAnswer(page, 'error', 'second too-long prompt');
+    const req = page.waitForRequest((r) => r.url().endsWith('/v1/chat/completions'));
+    await send(page, 'Short again');
+    const body = JSON.parse((await req).postData());
+    check(!JSON.stringify(body.messages).includes('zeta eta'),
+          'the failed message is sent with the next one (the conversation is poisoned)');
+    await waitAnswer(page, 'done', 'message after a failed one');
     const n = await users(page).count();
-    await users(page).last().locator('[data-testid="delete-message"]').click();
-    check(await users(page).count() === n - 1, 'delete did not remove the failed message');
+    // Deleting the failed question removes it and what follows it; Undo brings all back.
+    await users(page).nth(n - 2).locator('[data-testid="delete-message"]').click();
+    check(await users(page).count() === n - 2, 'delete did not remove the failed message');
     await page.click('[data-testid="toast-undo"]');
-    check(await users(page).count() === n, 'undo did not restore the message');
-    await users(page).last().locator('[data-testid="delete-message"]').click();
-    check(await users(page).count() === n - 1, 'second delete failed');
+    check(await users(page).count() === n, 'undo did not restore the messages');
+    await users(page).nth(n - 2).locator('[data-testid="delete-message"]').click();
+    check(await users(page).count() === n - 2, 'second delete failed');
   });
 
   await step('two regenerations give "3 / 3"; going back shows the first answer', async () => {
