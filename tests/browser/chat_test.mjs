@@ -345,9 +345,32 @@ async function desktopOnly(page, step, props) {
     const last = answers(page).last();
     check(await last.locator('[data-testid="message-content"]').textContent() === 'half an ans',
           'partial answer not kept');
-    check(/dropped mid-answer/.test(await last.locator('[data-testid="message-error"]')
-        .textContent()), 'interruption not explained');
+    check(/closed before the answer was complete/.test(await last.locator(
+        '[data-testid="message-error"]').textContent()), 'interruption not explained');
     await page.unroute('**/v1/chat/completions');
+    // A connection lost mid-answer: the body stream fails as Chromium's does on a reset
+    // (reader.read() rejects with TypeError "network error") after some text arrived.
+    await page.evaluate(() => {
+      window.realFetch = window.fetch;
+      window.fetch = async (url, options) => {
+        if (!String(url).endsWith('/v1/chat/completions')) return window.realFetch(url, options);
+        const enc = new TextEncoder();
+        const body = new ReadableStream({
+          start(c) {
+            c.enqueue(enc.encode('data: {"choices":[{"index":0,"delta":{"content":"cut "}}]}\n\n'));
+            setTimeout(() => c.error(new TypeError('network error')), 50);
+          },
+        });
+        return new Response(body, { headers: { 'Content-Type': 'text/event-stream' } });
+      };
+    });
+    await answers(page).last().locator('[data-testid="regenerate"]').click();
+    await waitAnswer(page, 'interrupted', 'connection lost mid-answer', 10_000);
+    await page.evaluate(() => (window.fetch = window.realFetch));
+    check(await answers(page).last().locator('[data-testid="message-content"]').textContent() ===
+          'cut', 'the partial answer was lost');
+    check(/dropped mid-answer \(network error\)/.test(await answers(page).last()
+        .locator('[data-testid="message-error"]').textContent()), 'lost connection not explained');
   });
 
   await step('sampling settings and the chat system prompt are sent', async () => {

@@ -181,9 +181,10 @@ export class MessageView {
     this.content.hidden = this.editing || this.contentEmpty;
 
     this.error.hidden = !msg.error && !msg.interrupted;
-    this.error.textContent = msg.error ? `Error: ${msg.error}` : msg.interrupted ?
-        'Interrupted: the connection to the server dropped mid-answer; the text above is ' +
-        'partial.' : '';
+    const why = typeof msg.interrupted === 'string' ? msg.interrupted :
+        'the connection to the server dropped mid-answer';
+    this.error.textContent = msg.error ? `Error: ${msg.error}` :
+        msg.interrupted ? `Interrupted: ${why}. The text above is partial.` : '';
 
     this.branch.hidden = sibling.count < 2;
     this.branchLabel.textContent = `${sibling.index + 1} / ${sibling.count}`;

@@ -93,7 +93,7 @@ export async function generateInto(msg, { messages, settings, model, controller,
       msg.stopped = true;
       msg.stats = measured();
     } else if (e instanceof ApiError && e.kind === 'dropped' && msg.content !== '') {
-      msg.interrupted = true;  // the partial text stays, marked as interrupted
+      msg.interrupted = e.message;  // the partial text stays, marked as interrupted
       msg.stats = measured();
     } else {
       msg.error = e instanceof ApiError ? e.message : String(e && e.message ? e.message : e);
