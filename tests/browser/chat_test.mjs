@@ -420,6 +420,24 @@ async function desktopOnly(page, step, props) {
     const last = body.messages.at(-1).content;
     check(last.startsWith('pasted-1.txt:\n```\nline of pasted text') &&
           last.endsWith('Summarise'), `attachment not sent: ${last.slice(0, 80)}`);
+    check(await page.locator('[data-testid="attachment-chip"]').count() === 0,
+          'the attachment stayed in the composer after sending');
+    // Files: text is attached, binary is refused with a message.
+    await page.setInputFiles('[data-testid="attach-file"]', [
+      { name: 'notes.md', mimeType: 'text/markdown', buffer: Buffer.from('# Notes\nsome text') },
+    ]);
+    check(/notes\.md \(17 chars\)/.test(await page.locator('[data-testid="attachment-chip"]')
+        .textContent()), 'text file not attached');
+    await page.setInputFiles('[data-testid="attach-file"]', [
+      { name: 'blob.bin', mimeType: 'application/octet-stream', buffer: Buffer.from([1, 0, 2]) },
+    ]);
+    await waitUntil(page, 'no message for a binary file', () =>
+      /blob\.bin is not a text file/.test(document.getElementById('toast').textContent),
+      null, 5000);
+    check(await page.locator('[data-testid="attachment-chip"]').count() === 1,
+          'binary file attached');
+    await page.locator('[data-testid="attachment-chip"] button').click();
+    check(await page.locator('[data-testid="attachment-chip"]').count() === 0, 'chip not removed');
     // (over the test server's small context: the answer is an error, which is fine here)
     await waitUntil(page, 'the attachment request did not end', () => !document.querySelector(
         '[data-testid="message"][data-state="streaming"]'), null, 30_000);
