@@ -34,7 +34,7 @@ export function fixtureConversation(id) {
   };
 }
 
-export function pageChecks() {
+export async function pageChecks() {
   const problems = [];
   const expect = (cond, msg) => {
     if (!cond) problems.push(msg);
@@ -65,6 +65,11 @@ export function pageChecks() {
   expect(!!inlineCode, 'math was rendered inside inline code');
   expect(/KaTeX/.test(getComputedStyle(katex[0] || document.body).fontFamily),
          'KaTeX CSS not applied (font-family)');
+  // The fonts come from the binary (/vendor/katex/fonts/*.woff2), not from the system.
+  await document.fonts.ready;
+  const loaded = [...document.fonts].filter((f) => /^"?KaTeX_/.test(f.family) &&
+                                             f.status === 'loaded').map((f) => f.family);
+  expect(loaded.length >= 2, `KaTeX web fonts not loaded (${loaded})`);
   const think = m.querySelector('[data-testid="think"]');
   expect(think && !think.hidden && !think.open, 'reasoning is not a collapsed block');
   expect(think && think.textContent.includes('The user wants math.'), 'reasoning text missing');
