@@ -485,6 +485,9 @@ async function main() {
   let opts;
   try {
     opts = parseArgs(process.argv.slice(2));
+    // Screenshots only where asked for (the shared default is docs/screenshots, which holds the
+    // README's pictures).
+    if (!process.argv.includes('--screenshots')) opts.screenshots = null;
   } catch (e) {
     console.error(`chat_test: ${e.message}`);
     process.exit(2);
