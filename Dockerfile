@@ -17,6 +17,7 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       g++ cmake ninja-build pkg-config \
       nlohmann-json3-dev libutf8proc-dev libcli11-dev libcurl4-openssl-dev libboost-dev libzmq3-dev \
+      libjs-katex fonts-katex \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./

@@ -385,7 +385,7 @@ async function run(opts) {
     await step('regenerate replaces the last answer', async () => {
       await setSetting(page, 'max_tokens', '16');
       const count = await assistantMessages(page).count();
-      await page.locator('[data-testid="regenerate"]:visible').click();
+      await page.locator('[data-testid="regenerate"]:visible').last().click();
       await waitUntil(page, 'the regenerated answer did not finish', lastAnswerIs, 'done',
                       120_000);
       check(await assistantMessages(page).count() === count, 'regenerate added a message');
@@ -410,7 +410,7 @@ async function run(opts) {
         body: 'data: {"choices":[{"index":0,"delta":{"content":"partial"}}]}\n\n' +
               'data: {"error":{"message":"engine failed (test)"}}\n\n',
       }));
-      await page.locator('[data-testid="regenerate"]:visible').click();
+      await page.locator('[data-testid="regenerate"]:visible').last().click();
       await waitUntil(page, 'a mid-stream error was not shown', lastAnswerIs, 'error', 10_000);
       const last = assistantMessages(page).last();
       err = last.locator('[data-testid="message-error"]');

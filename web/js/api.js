@@ -4,11 +4,15 @@
 
 import { SseParser } from './sse.js';
 
+// kind: 'http' (the server answered with an error), 'unreachable' (no connection at all),
+// 'dropped' (the connection ended mid-answer), 'stream' (the server reported an error in the
+// stream or sent something unreadable).
 export class ApiError extends Error {
-  constructor(message, status = 0) {
+  constructor(message, status = 0, kind = 'http') {
     super(message);
     this.name = 'ApiError';
     this.status = status;
+    this.kind = kind;
   }
 }
 
@@ -44,7 +48,8 @@ async function fetchOrThrow(url, options) {
     resp = await fetch(url, options);
   } catch (e) {
     if (e && e.name === 'AbortError') throw e;
-    throw new ApiError(`cannot reach the server (${e && e.message ? e.message : e})`);
+    throw new ApiError('cannot reach the server: is brisk still running, and is this the ' +
+                       `right address? (${e && e.message ? e.message : e})`, 0, 'unreachable');
   }
   if (!resp.ok) throw await errorFromResponse(resp);
   return resp;
@@ -64,10 +69,10 @@ export async function fetchMetricsText(apiKey, signal) {
   return resp.text();
 }
 
-// Streams one chat completion. `handlers.onDelta(text)` gets content as it arrives,
-// `handlers.onChunk(obj)` every parsed chunk. Resolves to
+// Streams one chat completion. `onDelta(text)` gets content as it arrives, `onReasoning(text)`
+// a `reasoning_content` delta (servers that split reasoning out), `onChunk(obj)` every chunk. Resolves to
 // { finishReason, usage, timings, sawDone } or rejects with ApiError / AbortError.
-export async function streamChat({ body, apiKey, signal, onDelta, onChunk }) {
+export async function streamChat({ body, apiKey, signal, onDelta, onReasoning, onChunk }) {
   const resp = await fetchOrThrow('/v1/chat/completions', {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', ...authHeaders(apiKey) },
@@ -86,12 +91,13 @@ export async function streamChat({ body, apiKey, signal, onDelta, onChunk }) {
     try {
       obj = JSON.parse(data);
     } catch {
-      failure = new ApiError(`malformed stream event: ${data.slice(0, 120)}`);
+      failure = new ApiError(`malformed stream event: ${data.slice(0, 120)}`, 0, 'stream');
       return;
     }
     if (obj && obj.error) {
       failure = new ApiError(
-          typeof obj.error.message === 'string' ? obj.error.message : JSON.stringify(obj.error));
+          typeof obj.error.message === 'string' ? obj.error.message : JSON.stringify(obj.error),
+          0, 'stream');
       return;
     }
     if (onChunk) onChunk(obj);
@@ -99,6 +105,8 @@ export async function streamChat({ body, apiKey, signal, onDelta, onChunk }) {
     if (choice) {
       const content = choice.delta && choice.delta.content;
       if (typeof content === 'string' && content) onDelta(content);
+      const reasoning = choice.delta && choice.delta.reasoning_content;
+      if (typeof reasoning === 'string' && reasoning && onReasoning) onReasoning(reasoning);
       if (choice.finish_reason) result.finishReason = choice.finish_reason;
     }
     if (obj.usage) result.usage = obj.usage;
@@ -109,7 +117,15 @@ export async function streamChat({ body, apiKey, signal, onDelta, onChunk }) {
   const reader = resp.body.getReader();
   try {
     for (;;) {
-      const { value, done } = await reader.read();
+      let chunk;
+      try {
+        chunk = await reader.read();
+      } catch (e) {
+        if (e && e.name === 'AbortError') throw e;
+        throw new ApiError('the connection to the server dropped mid-answer ' +
+                           `(${e && e.message ? e.message : e})`, 0, 'dropped');
+      }
+      const { value, done } = chunk;
       if (done) break;
       parser.push(value);
       if (failure) break;
@@ -120,7 +136,8 @@ export async function streamChat({ body, apiKey, signal, onDelta, onChunk }) {
   }
   if (failure) throw failure;
   if (!result.sawDone && !result.finishReason) {
-    throw new ApiError('the stream ended before the answer was complete');
+    throw new ApiError('the connection to the server closed before the answer was complete',
+                       0, 'dropped');
   }
   return result;
 }

@@ -1,43 +1,67 @@
-// The chat page (index.html): conversations, sending, streaming, stop and regenerate.
-// State lives here; chat_view.js draws it, store.js persists it, api.js talks to the server.
+// The chat page (index.html): conversations as trees of messages (conversation_tree.js), sending,
+// streaming, stop, edit/regenerate as branches, delete with undo, export/import, the drawer.
+// State lives here; chat_view.js / sidebar.js draw it, store.js persists it, generation.js runs
+// one answer.
 
-import { ApiError, streamChat } from './api.js';
-import { MessageView, renderConversationList } from './chat_view.js';
-import { SettingsPanel } from './settings_panel.js';
+import { Attachments } from './attachments.js';
+import { MessageView, messageText } from './chat_view.js';
+import { conversationActions } from './conversation_actions.js';
+import { downloadJson, exportJson } from './conversation_io.js';
 import {
-  loadConversations, loadCurrentId, newId, requestFields, saveConversations, saveCurrentId,
-  titleFor,
+  activePath, addChild, newConversation, selectSibling, siblingInfo,
+} from './conversation_tree.js';
+import { generateInto, history } from './generation.js';
+import { SettingsPanel } from './settings_panel.js';
+import { renderConversationList, showToast } from './sidebar.js';
+import {
+  loadConversations, loadCurrentId, newId, saveConversations, saveCurrentId, titleFor,
 } from './store.js';
 import { showServerInfo } from './server_info.js';
+import { ContextMeter } from './context_meter.js';
 
 const $ = (id) => document.getElementById(id);
 const ui = {
-  messages: $('messages'),
-  emptyHint: $('empty-hint'),
-  input: $('message-input'),
-  send: $('send'),
-  stop: $('stop'),
-  composer: $('composer'),
-  list: $('conversation-list'),
-  newChat: $('new-chat'),
+  messages: $('messages'), emptyHint: $('empty-hint'), input: $('message-input'),
+  send: $('send'), stop: $('stop'), composer: $('composer'), list: $('conversation-list'),
+  newChat: $('new-chat'), search: $('conversation-search'), storeError: $('store-error'),
+  convSystem: $('conv-system_prompt'), drawerToggle: $('drawer-toggle'),
+  backdrop: $('drawer-backdrop'),
 };
 
+const loaded = loadConversations();
 const state = {
-  conversations: loadConversations(),
+  conversations: loaded.conversations,
   current: null,
   props: null,
-  views: new Map(),  // message object -> MessageView
-  running: null,     // { controller, msg } while a generation streams
+  views: new Map(),  // node id -> MessageView
+  running: null,     // { controller, msg, conv } while a generation streams
+  query: '',
 };
+if (loaded.problem) showStoreError(loaded.problem);
 
 const settingsPanel = new SettingsPanel(() => {});
+const meter = new ContextMeter($('context-meter'), () => settingsPanel.settings.api_key);
+const attachments = new Attachments({
+  input: ui.input, list: $('attachment-list'), fileInput: $('attach-file'),
+  button: $('attach'), onError: (m) => showToast(m),
+});
+
+function showStoreError(text) {
+  ui.storeError.textContent = text;
+  ui.storeError.hidden = false;
+}
 
 function persist() {
-  if (state.current) {
-    state.current.title = titleFor(state.current);
-    state.current.updated = Date.now();
+  const c = state.current;
+  if (c) {
+    if (!c.named) c.title = titleFor(c);
+    c.updated = Date.now();
+    saveCurrentId(c.id);
   }
-  saveConversations(state.conversations);
+  if (!saveConversations(state.conversations)) {
+    showStoreError('This browser refused to store the conversations (storage full or ' +
+                   'private mode): export them to keep them.');
+  }
 }
 
 function isNearBottom() {
@@ -47,57 +71,70 @@ function isNearBottom() {
 
 function renderList() {
   renderConversationList(ui.list, state.conversations, state.current && state.current.id,
-                         !!state.running, { onSelect: select, onDelete: remove });
+                         !!state.running, state.query, {
+                           onSelect: select, onDelete: removeConversation,
+                           onRename: rename, onExport: exportOne,
+                         });
   ui.newChat.disabled = !!state.running;
 }
 
-function lastAnswer() {
-  const msgs = state.current ? state.current.messages : [];
-  const last = msgs[msgs.length - 1];
-  return last && last.role === 'assistant' ? last : null;
+function updateView(msg) {
+  const view = state.views.get(msg.id);
+  if (!view) return;
+  const busy = !!state.running;
+  view.update(msg, { streaming: busy && state.running.msg === msg, busy,
+                     sibling: siblingInfo(state.current, msg) });
 }
 
-function updateView(msg) {
-  const view = state.views.get(msg);
-  if (!view) return;
-  const streaming = !!state.running && state.running.msg === msg;
-  view.update(msg, { streaming, canRegenerate: !state.running && msg === lastAnswer() });
-}
+const viewActions = {
+  onRegenerate: regenerate, onEdit: edit, onDelete: (msg) => deleteMessage(msg),
+  onSibling: (msg, delta) => {
+    if (state.running || !selectSibling(state.current, msg, delta)) return;
+    persist();
+    renderAll();
+  },
+  onCopy: async (msg) => {
+    try {
+      await navigator.clipboard.writeText(messageText(msg));
+      return true;
+    } catch {
+      return false;
+    }
+  },
+};
 
 function renderMessages() {
   const stick = isNearBottom();
-  const msgs = state.current ? state.current.messages : [];
+  const path = state.current ? activePath(state.current) : [];
   const views = new Map();
-  const nodes = [];
-  for (const msg of msgs) {
-    const view = state.views.get(msg) || new MessageView({ onRegenerate: regenerate });
-    views.set(msg, view);
-    nodes.push(view.root);
-  }
+  for (const msg of path) views.set(msg.id, state.views.get(msg.id) || new MessageView(viewActions));
   state.views = views;
-  ui.emptyHint.hidden = msgs.length > 0;
-  ui.messages.replaceChildren(ui.emptyHint, ...nodes);
-  for (const msg of msgs) updateView(msg);
+  ui.emptyHint.hidden = path.length > 0;
+  ui.messages.replaceChildren(ui.emptyHint, ...[...views.values()].map((v) => v.root));
+  for (const msg of path) updateView(msg);
   if (stick) ui.messages.scrollTop = ui.messages.scrollHeight;
-}
-
-function renderControls() {
-  const busy = !!state.running;
-  ui.send.hidden = busy;
-  ui.stop.hidden = !busy;
-  ui.send.disabled = busy;
-  renderList();
+  meter.show(path, state.props);
 }
 
 function renderAll() {
+  const busy = !!state.running;
   renderMessages();
-  renderControls();
+  ui.send.hidden = busy;
+  ui.stop.hidden = !busy;
+  ui.send.disabled = busy;
+  ui.convSystem.value = state.current ? state.current.system_prompt : '';
+  renderList();
 }
 
 function createConversation() {
-  const c = { id: newId(), title: 'New chat', updated: Date.now(), messages: [] };
+  const c = newConversation(newId());
   state.conversations.unshift(c);
   return c;
+}
+
+function setDrawer(open) {
+  document.body.classList.toggle('drawer-open', open);
+  ui.drawerToggle.setAttribute('aria-expanded', String(open));
 }
 
 function select(id) {
@@ -106,6 +143,7 @@ function select(id) {
   if (!c) return;
   state.current = c;
   saveCurrentId(c.id);
+  setDrawer(false);
   renderAll();
   ui.messages.scrollTop = ui.messages.scrollHeight;
 }
@@ -113,145 +151,89 @@ function select(id) {
 function newChat() {
   if (state.running) return;
   // An untouched empty chat is reused rather than piling up empty entries.
-  const empty = state.conversations.find((c) => c.messages.length === 0);
+  const empty = state.conversations.find((c) => c.children.length === 0);
   const c = empty || createConversation();
   persist();
   select(c.id);
   ui.input.focus();
 }
 
-function remove(id) {
-  if (state.running) return;
-  state.conversations = state.conversations.filter((c) => c.id !== id);
-  if (!state.current || state.current.id === id) {
-    state.current = state.conversations[0] || createConversation();
-    saveCurrentId(state.current.id);
-  }
-  saveConversations(state.conversations);
-  renderAll();
-}
-
-// The messages sent for a generation: the system prompt, then every finished turn before `upTo`
-// (answers that failed with nothing to show are left out).
-function history(upTo) {
-  const out = [];
-  const system = settingsPanel.settings.system_prompt.trim();
-  if (system) out.push({ role: 'system', content: system });
-  for (const m of state.current.messages) {
-    if (m === upTo) break;
-    if (m.role === 'assistant' && m.content === '') continue;
-    out.push({ role: m.role, content: m.content });
-  }
-  return out;
-}
+const { removeConversation, deleteMessage, rename, exportOne, importFile } =
+    conversationActions({ state, persist, renderAll, renderList, select, createConversation });
 
 // At most one re-render per frame per message, however fast tokens arrive.
-const queuedRenders = new WeakSet();
+const queued = new Set();
 function scheduleRender(msg) {
-  if (queuedRenders.has(msg)) return;
-  queuedRenders.add(msg);
+  if (queued.has(msg)) return;
+  queued.add(msg);
   requestAnimationFrame(() => {
-    queuedRenders.delete(msg);
+    queued.delete(msg);
     const stick = isNearBottom();
     updateView(msg);
     if (stick) ui.messages.scrollTop = ui.messages.scrollHeight;
   });
 }
 
-// Streams an answer into `msg` (an assistant message already in the conversation).
 async function generate(msg) {
+  const conv = state.current;
   const settings = settingsPanel.settings;
-  const body = {
-    messages: history(msg),
-    stream: true,
-    stream_options: { include_usage: true },
-    ...requestFields(settings),
-  };
-  if (state.props && typeof state.props.model === 'string') body.model = state.props.model;
-
   const controller = new AbortController();
-  state.running = { controller, msg };
-  msg.content = '';
-  delete msg.error;
-  delete msg.stopped;
-  delete msg.stats;
+  const system = conv.system_prompt || settings.system_prompt;
+  const messages = history(activePath(conv), msg, system);
+  state.running = { controller, msg, conv };
+  persist();
   renderAll();
+  await generateInto(msg, {
+    messages, settings, controller,
+    model: state.props && typeof state.props.model === 'string' ? state.props.model : '',
+    onUpdate: () => scheduleRender(msg),
+  });
+  state.running = null;
+  persist();
+  renderAll();
+}
 
-  const t0 = performance.now();
-  let tFirst = null;
-  let tLast = null;
-  let deltas = 0;
-  const measured = () => {
-    const stats = { tokens: deltas, source: 'page' };
-    if (tFirst !== null) stats.ttft_ms = tFirst - t0;
-    if (deltas > 1 && tLast > tFirst) stats.tps = (deltas - 1) / ((tLast - tFirst) / 1000);
-    return stats;
-  };
-  try {
-    const result = await streamChat({
-      body,
-      apiKey: settings.api_key,
-      signal: controller.signal,
-      onDelta: (text) => {
-        const now = performance.now();
-        if (tFirst === null) tFirst = now;
-        tLast = now;
-        deltas++;
-        msg.content += text;
-        scheduleRender(msg);
-      },
-    });
-    const stats = measured();
-    const t = result.timings || {};
-    const u = result.usage || {};
-    if (Number.isFinite(u.completion_tokens)) stats.tokens = u.completion_tokens;
-    else if (Number.isFinite(t.predicted_n)) stats.tokens = t.predicted_n;
-    if (Number.isFinite(t.ttft_ms)) stats.ttft_ms = t.ttft_ms;
-    if (Number.isFinite(t.predicted_per_second)) stats.tps = t.predicted_per_second;
-    if (Number.isFinite(t.ttft_ms) || Number.isFinite(t.predicted_per_second)) {
-      stats.source = 'server';
-    }
-    if (result.finishReason) stats.finish = result.finishReason;
-    msg.stats = stats;
-  } catch (e) {
-    if (e && e.name === 'AbortError') {
-      msg.stopped = true;
-      msg.stats = measured();
-    } else {
-      msg.error = e instanceof ApiError ? e.message : String(e && e.message ? e.message : e);
-      if (deltas > 0) msg.stats = measured();
-    }
-  } finally {
-    state.running = null;
-    persist();
-    renderAll();
+function ready() {
+  if (state.running) return false;
+  if (!settingsPanel.valid()) {
+    settingsPanel.setOpen(true);
+    return false;
   }
+  return true;
 }
 
 function send(text) {
-  if (state.running || !text.trim()) return;
-  if (!settingsPanel.valid()) {
-    settingsPanel.setOpen(true);
-    return;
-  }
+  if (!ready() || (!text.trim() && attachments.items.length === 0)) return;
   if (!state.current) state.current = createConversation();
-  const user = { role: 'user', content: text };
-  const answer = { role: 'assistant', content: '' };
-  state.current.messages.push(user, answer);
-  persist();
+  const path = activePath(state.current);
+  const parent = path.length ? path[path.length - 1].id : null;
+  const fields = { role: 'user', content: text };
+  const files = attachments.take();
+  if (files.length) fields.attachments = files;
+  const user = addChild(state.current, parent, fields, newId());
+  const answer = addChild(state.current, user.id, { role: 'assistant', content: '' }, newId());
   ui.input.value = '';
   ui.messages.scrollTop = ui.messages.scrollHeight;
   generate(answer);
 }
 
-function regenerate() {
-  const last = lastAnswer();
-  if (state.running || !last || !settingsPanel.valid()) return;
-  generate(last);
+// An edited question is a new sibling of the old one, answered afresh; the old stays as "1 / 2".
+function edit(msg, text) {
+  if (!ready()) return;
+  const fields = { role: 'user', content: text };
+  if (msg.attachments) fields.attachments = msg.attachments.map((a) => ({ ...a }));
+  const user = addChild(state.current, msg.parent, fields, newId());
+  generate(addChild(state.current, user.id, { role: 'assistant', content: '' }, newId()));
 }
 
-function stop() {
-  if (state.running) state.running.controller.abort();
+// A new answer beside the old ones; an answer that failed without any text is simply redone.
+function regenerate(msg) {
+  if (!ready()) return;
+  if (msg.error && msg.content === '') {
+    generate(msg);
+    return;
+  }
+  generate(addChild(state.current, msg.parent, { role: 'assistant', content: '' }, newId()));
 }
 
 ui.composer.addEventListener('submit', (e) => {
@@ -264,10 +246,31 @@ ui.input.addEventListener('keydown', (e) => {
     send(ui.input.value);
   }
 });
-ui.stop.addEventListener('click', stop);
+ui.stop.addEventListener('click', () => state.running && state.running.controller.abort());
 ui.newChat.addEventListener('click', newChat);
+ui.search.addEventListener('input', () => {
+  state.query = ui.search.value.trim();
+  renderList();
+});
+ui.convSystem.addEventListener('input', () => {
+  if (!state.current) return;
+  state.current.system_prompt = ui.convSystem.value;
+  saveConversations(state.conversations);
+});
+$('export-all').addEventListener('click', () =>
+  downloadJson('brisk-conversations.json', exportJson(state.conversations)));
+$('import').addEventListener('click', () => $('import-file').click());
+$('import-file').addEventListener('change', async (e) => {
+  for (const f of e.target.files) await importFile(f);
+  e.target.value = '';
+});
+ui.drawerToggle.addEventListener('click', () =>
+  setDrawer(!document.body.classList.contains('drawer-open')));
+ui.backdrop.addEventListener('click', () => setDrawer(false));
 window.addEventListener('keydown', (e) => {
-  if (e.key === 'Escape') stop();
+  if (e.key !== 'Escape') return;
+  if (state.running) state.running.controller.abort();
+  setDrawer(false);
 });
 
 // Start: the last open conversation, else the newest, else a fresh one.
@@ -276,8 +279,9 @@ state.current = state.conversations.find((c) => c.id === currentId) ||
     state.conversations[0] || createConversation();
 renderAll();
 ui.messages.scrollTop = ui.messages.scrollHeight;
-ui.input.focus();
+if (matchMedia('(min-width: 801px)').matches) ui.input.focus();
 
 showServerInfo(() => settingsPanel.settings.api_key).then((props) => {
   state.props = props;
+  renderMessages();
 });

@@ -5,9 +5,11 @@
 // Covered: ATX headings, paragraphs (a newline is a line break, as chat UIs do), fenced code
 // blocks (``` / ~~~, highlighted; an unclosed fence — mid-stream — runs to the end), bullet and
 // numbered lists (nested by indentation), block quotes, horizontal rules, pipe tables, and
-// inline code, **bold**, *italic*, ~~strike~~, [links](https://…), bare https:// URLs, \escapes.
+// inline code, **bold**, *italic*, ~~strike~~, [links](https://…), bare https:// URLs, \escapes,
+// and LaTeX math ($…$, $$…$$, \(…\), \[…\]; never inside code) typeset by KaTeX (math.js).
 
 import { highlight, resolveLanguage } from './highlight.js';
+import { mathBlockClose, mathElement, matchInlineMath } from './math.js';
 
 const FENCE_RE = /^( {0,3})(`{3,}|~{3,})[ \t]*([^\s`]*)[^`]*$/;
 const HEADING_RE = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
@@ -71,7 +73,7 @@ function isTableStart(lines, i) {
 
 function startsBlock(line) {
   return FENCE_RE.test(line) || HEADING_RE.test(line) || HR_RE.test(line) ||
-      QUOTE_RE.test(line) || LIST_RE.test(line);
+      QUOTE_RE.test(line) || LIST_RE.test(line) || mathBlockClose(line) !== null;
 }
 
 function codeBlock(code, lang) {
@@ -190,6 +192,33 @@ function list(lines, i, parent) {
   return i;
 }
 
+// A display-math block from lines[i] ("$$" or "\\[" at its start) to its closing token, which
+// must end a line; an unclosed block (mid-stream) runs to the end. Returns the next line index,
+// or i when lines[i] is not such a block (text follows the closing token on the same line).
+function mathBlock(lines, i, close, parent) {
+  const first = lines[i].trim().slice(2);
+  const body = [];
+  let j = i;
+  let rest = first;
+  for (;;) {
+    const k = rest.indexOf(close);
+    if (k >= 0) {
+      if (rest.slice(k + close.length).trim() !== '') return i;
+      body.push(rest.slice(0, k));
+      j++;
+      break;
+    }
+    body.push(rest);
+    j++;
+    if (j >= lines.length) break;
+    rest = lines[j];
+  }
+  const tex = body.join('\n').trim();
+  if (tex === '') return i;
+  parent.appendChild(mathElement(tex, true));
+  return j;
+}
+
 // Renders `lines` as blocks into `parent`. `tight`: paragraphs go straight into the parent
 // (list items) instead of into <p>.
 function blocks(lines, parent, tight) {
@@ -246,6 +275,14 @@ function blocks(lines, parent, tight) {
     if (isTableStart(lines, i)) {
       i = table(lines, i, parent);
       continue;
+    }
+    const mathClose = mathBlockClose(line);
+    if (mathClose) {
+      const next = mathBlock(lines, i, mathClose, parent);
+      if (next > i) {
+        i = next;
+        continue;
+      }
     }
     if (LIST_RE.test(line) && (LIST_RE.exec(line)[3] || '').length > 0) {
       i = list(lines, i, parent);
@@ -331,6 +368,19 @@ export function parseInline(text, parent) {
   let i = 0;
   while (i < text.length) {
     const c = text[i];
+    if ((c === '$' || c === '\\') && !dead.has('math' + c)) {
+      const m = matchInlineMath(text, i);
+      if (m) {
+        flush();
+        parent.appendChild(mathElement(m.tex, m.display));
+        i = m.end;
+        continue;
+      }
+      if (c === '$' && text[i + 1] !== '$' && !/\s/.test(text[i + 1] || ' ')) {
+        // This '$' has no closer: no later one has a closer either if none remains at all.
+        if (text.indexOf('$', i + 1) < 0) dead.add('math$');
+      }
+    }
     if (c === '\\' && i + 1 < text.length && PUNCT.includes(text[i + 1])) {
       plain += text[i + 1];
       i += 2;

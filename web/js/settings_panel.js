@@ -23,6 +23,8 @@ export class SettingsPanel {
       field.addEventListener('change', () => this.edited(key));
     }
     this.toggle.addEventListener('click', () => this.setOpen(this.panel.hidden));
+    const close = document.getElementById('settings-close');
+    if (close) close.addEventListener('click', () => this.setOpen(false));
     document.getElementById('settings-reset').addEventListener('click', () => this.reset());
     this.form.addEventListener('submit', (e) => e.preventDefault());
   }

@@ -3,8 +3,11 @@
 // anything unusable falls back to defaults; storage that refuses writes (quota, private mode)
 // only loses persistence, never the page.
 
+import { fromLinear, newConversation, treeProblems } from './conversation_tree.js';
+
 const SETTINGS_KEY = 'brisk.settings.v1';
-const CONVERSATIONS_KEY = 'brisk.conversations.v1';
+const CONVERSATIONS_V1_KEY = 'brisk.conversations.v1';  // linear lists (read to migrate)
+const CONVERSATIONS_KEY = 'brisk.conversations.v2';     // trees (conversation_tree.js)
 const CURRENT_KEY = 'brisk.current.v1';
 
 export const MODES = ['', 'qa', 'code', 'copywriting'];
@@ -15,6 +18,11 @@ export const DEFAULT_SETTINGS = Object.freeze({
   top_p: '',
   repetition_penalty: '',
   max_tokens: '',
+  top_k: '',
+  min_p: '',
+  seed: '',
+  stop: '',
+  json_mode: '',
   mode: '',
   system_prompt: '',
   api_key: '',
@@ -26,7 +34,15 @@ const NUMERIC = {
   top_p: { min: 0, max: 1, minExclusive: true },
   repetition_penalty: { min: 0, max: 10, minExclusive: true },
   max_tokens: { min: 1, max: 1 << 20, integer: true },
+  top_k: { min: 0, max: 1 << 20, integer: true },
+  min_p: { min: 0, max: 1 },
+  seed: { min: 0, max: Number.MAX_SAFE_INTEGER, integer: true },
 };
+
+// Stop sequences: one per line, at most 4 (OpenAI's limit, which the server also applies).
+export function stopList(text) {
+  return String(text ?? '').split('\n').filter((s) => s !== '');
+}
 
 function read(key) {
   try {
@@ -50,6 +66,8 @@ function write(key, value) {
 export function validateSetting(field, value) {
   const v = String(value).trim();
   if (field === 'mode') return MODES.includes(v) ? '' : `unknown mode "${v}"`;
+  if (field === 'json_mode') return v === '' || v === 'on' ? '' : 'must be on or off';
+  if (field === 'stop') return stopList(value).length > 4 ? 'at most 4 lines' : '';
   const rule = NUMERIC[field];
   if (!rule || v === '') return '';
   const n = Number(v);
@@ -87,33 +105,17 @@ export function requestFields(settings) {
     if (v !== '' && validateSetting(k, v) === '') body[k] = Number(v);
   }
   if (settings.mode) body.mode = settings.mode;
+  const stop = stopList(settings.stop);
+  if (stop.length > 0) body.stop = stop;
+  if (settings.json_mode === 'on') body.response_format = { type: 'json_object' };
   return body;
 }
 
 // ---- conversations ----
-
-function validMessage(m) {
-  return m && typeof m === 'object' && (m.role === 'user' || m.role === 'assistant') &&
-      typeof m.content === 'string';
-}
-
-function cleanConversation(c) {
-  if (!c || typeof c !== 'object' || typeof c.id !== 'string' || !Array.isArray(c.messages)) {
-    return null;
-  }
-  return {
-    id: c.id,
-    title: typeof c.title === 'string' ? c.title : '',
-    updated: Number.isFinite(c.updated) ? c.updated : 0,
-    messages: c.messages.filter(validMessage).map((m) => {
-      const msg = { role: m.role, content: m.content };
-      if (typeof m.error === 'string') msg.error = m.error;
-      if (m.stopped === true) msg.stopped = true;
-      if (m.stats && typeof m.stats === 'object') msg.stats = m.stats;
-      return msg;
-    }),
-  };
-}
+// Stored as trees (conversation_tree.js). The first format (v1: a linear `messages` list) is
+// migrated on load; the v1 key is left untouched, so going back to an older page loses nothing.
+// Stored data that cannot be used is never overwritten: it is copied aside under a
+// "brisk.conversations.unreadable.<time>" key and the page says so.
 
 export function newId() {
   if (crypto.randomUUID) return crypto.randomUUID();
@@ -121,17 +123,61 @@ export function newId() {
 }
 
 export function titleFor(conversation) {
-  const first = conversation.messages.find((m) => m.role === 'user');
+  const first = conversation.children.length > 0 ?
+      conversation.nodes[conversation.children[conversation.sel]] : null;
   if (!first) return 'New chat';
-  const t = first.content.replace(/\s+/g, ' ').trim();
+  const t = first.content.replace(/\s+/g, ' ').trim() ||
+      (first.attachments && first.attachments[0] ? first.attachments[0].name : '');
   return t.length > 48 ? t.slice(0, 47) + '…' : t || 'New chat';
 }
 
-// Most recently updated first.
+function migrateV1(c) {
+  if (!c || typeof c !== 'object' || typeof c.id !== 'string' || !Array.isArray(c.messages)) {
+    return null;
+  }
+  const conv = newConversation(c.id);
+  conv.title = typeof c.title === 'string' ? c.title : '';
+  conv.updated = Number.isFinite(c.updated) ? c.updated : 0;
+  const messages = c.messages.filter((m) => m && typeof m === 'object' &&
+      (m.role === 'user' || m.role === 'assistant') && typeof m.content === 'string').map((m) => {
+    const msg = { role: m.role, content: m.content };
+    if (typeof m.error === 'string') msg.error = m.error;
+    if (m.stopped === true) msg.stopped = true;
+    if (m.stats && typeof m.stats === 'object') msg.stats = m.stats;
+    return msg;
+  });
+  return fromLinear(conv, messages, newId);
+}
+
+function stashUnreadable(value) {
+  const key = `brisk.conversations.unreadable.${Date.now()}`;
+  write(key, value);
+  return key;
+}
+
+// { conversations (newest first), problem: '' or a message for the user }.
 export function loadConversations() {
   const stored = read(CONVERSATIONS_KEY);
-  if (!Array.isArray(stored)) return [];
-  return stored.map(cleanConversation).filter(Boolean).sort((a, b) => b.updated - a.updated);
+  let problem = '';
+  let list = [];
+  if (stored !== null) {
+    const bad = [];
+    if (!Array.isArray(stored)) {
+      bad.push(stored);
+    } else {
+      for (const c of stored) (treeProblems(c).length === 0 ? list : bad).push(c);
+    }
+    if (bad.length > 0) {
+      const key = stashUnreadable(bad);
+      problem = `${bad.length} stored conversation(s) could not be read; they were kept ` +
+          `unchanged in this browser's localStorage under "${key}".`;
+    }
+  } else {
+    const old = read(CONVERSATIONS_V1_KEY);
+    if (Array.isArray(old)) list = old.map(migrateV1).filter(Boolean);
+  }
+  list.sort((a, b) => b.updated - a.updated);
+  return { conversations: list, problem };
 }
 
 export function saveConversations(conversations) {

@@ -1,7 +1,9 @@
 // The embedded web UI (server/static_assets.h): the table must hold exactly the files of web/,
-// byte for byte, with the right content types and ETags; lookups must never resolve anything
-// outside the table; and the pages must only reference assets that exist and that the
-// Content-Security-Policy allows (no inline scripts or styles, nothing from other origins).
+// byte for byte, plus KaTeX under /vendor/katex/ (cmake/embed_web.cmake stages it from
+// BRISK_KATEX_DIR, its CSS rewritten to woff2-only fonts), with the right content types and
+// ETags; lookups must never resolve anything outside the table; and the pages must only
+// reference assets that exist and that the Content-Security-Policy allows (no inline scripts or
+// styles, nothing from other origins).
 #include "server/static_assets.h"
 
 #include <gtest/gtest.h>
@@ -43,17 +45,46 @@ std::map<std::string, std::string> FilesOnDisk() {
   return out;
 }
 
+constexpr std::string_view kKatex = "/vendor/katex/";
+
 TEST(StaticAssets, TableMatchesWebDirectoryByteForByte) {
   auto disk = FilesOnDisk();
   ASSERT_FALSE(disk.empty()) << "no files under " << WebDir();
   auto assets = AllStaticAssets();
-  EXPECT_EQ(assets.size(), disk.size()) << "re-run cmake if web/ changed";
+  size_t vendored = std::count_if(assets.begin(), assets.end(),
+                                  [](const StaticAsset& a) { return a.path.starts_with(kKatex); });
+  EXPECT_EQ(assets.size() - vendored, disk.size()) << "re-run cmake if web/ changed";
   for (const auto& [path, bytes] : disk) {
     const StaticAsset* a = FindStaticAsset(path);
     ASSERT_NE(a, nullptr) << path << " is not embedded";
     EXPECT_EQ(a->path, path);
     EXPECT_TRUE(a->bytes == bytes) << path << ": embedded bytes differ from the file";
   }
+}
+
+// KaTeX as Debian's libjs-katex / fonts-katex ship it: the script and each font byte for byte;
+// the CSS names only woff2 fonts, and every one it names is embedded.
+TEST(StaticAssets, KatexIsEmbeddedWithItsWoff2Fonts) {
+  const fs::path dir = BRISK_KATEX_DIR;
+  const StaticAsset* js = FindStaticAsset("/vendor/katex/katex.min.js");
+  const StaticAsset* css = FindStaticAsset("/vendor/katex/katex.min.css");
+  ASSERT_NE(js, nullptr);
+  ASSERT_NE(css, nullptr);
+  EXPECT_TRUE(js->bytes == ReadFile(dir / "katex.min.js"));
+  std::string text(css->bytes);
+  EXPECT_EQ(text.find(".woff)"), std::string::npos);
+  EXPECT_EQ(text.find(".ttf)"), std::string::npos);
+  const std::regex font_ref(R"re(url\((fonts/[A-Za-z0-9_-]+\.woff2)\))re");
+  int fonts = 0;
+  for (std::sregex_iterator it(text.begin(), text.end(), font_ref), end; it != end; ++it) {
+    std::string rel = (*it)[1];
+    const StaticAsset* font = FindStaticAsset(std::string(kKatex) + rel);
+    ASSERT_NE(font, nullptr) << rel << " is referenced but not embedded";
+    EXPECT_EQ(font->content_type, "font/woff2");
+    EXPECT_TRUE(font->bytes == ReadFile(dir / rel)) << rel;
+    ++fonts;
+  }
+  EXPECT_GE(fonts, 19);  // KaTeX 0.16 ships 20 font faces
 }
 
 TEST(StaticAssets, TableIsSortedUniqueAndAbsolute) {
@@ -87,7 +118,8 @@ TEST(StaticAssets, ContentTypeFollowsTheExtension) {
                                                    {".png", "image/png"},
                                                    {".json", "application/json"},
                                                    {".ico", "image/x-icon"},
-                                                   {".txt", "text/plain; charset=utf-8"}};
+                                                   {".txt", "text/plain; charset=utf-8"},
+                                                   {".woff2", "font/woff2"}};
   int checked = 0;
   for (const StaticAsset& a : AllStaticAssets()) {
     std::string ext = fs::path(std::string(a.path)).extension().string();
