@@ -89,6 +89,8 @@ function run(argv, { input = '', server = false, timeoutMs = 300000 } = {}) {
     p.stdout.on('data', onData);
     p.stderr.on('data', onData);
     p.on('close', (code) => { clearTimeout(timer); resolve({ code, out }); });
+    // A command that never reads stdin may exit before the line is written: not an error.
+    p.stdin.on('error', () => {});
     p.stdin.end(input);
   });
 }
