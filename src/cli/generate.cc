@@ -33,9 +33,10 @@ Result<std::string> Generator::RenderChat(const nlohmann::ordered_json& messages
   return jinja::RenderChat(*template_, messages, nullptr, true, nlohmann::ordered_json::object());
 }
 
-Result<GenerationStats> Generator::Generate(
-    const std::vector<int32_t>& prompt, int max_tokens, const SamplingParams& sampling,
-    const std::function<void(const TokenEvent&)>& on_token) {
+Result<GenerationStats> Generator::Generate(const std::vector<int32_t>& prompt, int max_tokens,
+                                            const SamplingParams& sampling,
+                                            const std::function<void(const TokenEvent&)>& on_token,
+                                            const std::function<bool()>& should_stop) {
   GenerationRequest r;
   r.prompt = prompt;
   r.max_tokens = max_tokens;
@@ -44,7 +45,17 @@ Result<GenerationStats> Generator::Generate(
   callbacks.on_token = on_token;
   auto sink = std::make_shared<CollectingSink>(max_tokens, std::move(callbacks));
   r.sink = sink;
-  BRISK_RETURN_IF_ERROR(engine_->Submit(std::move(r)).status());
+  BRISK_ASSIGN_OR_RETURN(const uint64_t id, engine_->Submit(std::move(r)));
+  // The sink wakes only its own waiter, so a stop request is looked for between short waits:
+  // 20 ms is a fraction of one decode step of the models this runs.
+  if (should_stop) {
+    while (!sink->WaitFor(0.02)) {
+      if (should_stop()) {
+        engine_->Cancel(id);
+        break;
+      }
+    }
+  }
   const FinishInfo f = sink->Wait();
   if (f.reason == FinishReason::kError) return Status::Error(f.message);
   GenerationStats st;
@@ -54,6 +65,7 @@ Result<GenerationStats> Generator::Generate(
   st.ttft_s = f.timings.ttft_s;
   st.decode_s = f.timings.decode_s;
   st.stopped = f.reason == FinishReason::kStop;
+  st.cancelled = f.reason == FinishReason::kCancelled;
   return st;
 }
 

@@ -19,9 +19,10 @@ struct GenerationStats {
   int prompt_tokens = 0;
   int cached_tokens = 0;  // prompt tokens reused from the prefix cache
   int generated = 0;
-  double ttft_s = 0;     // prompt processing + first token
-  double decode_s = 0;   // after the first token
-  bool stopped = false;  // end of generation (EOG / stop), not the length limit
+  double ttft_s = 0;       // prompt processing + first token
+  double decode_s = 0;     // after the first token
+  bool stopped = false;    // end of generation (EOG / stop), not the length limit
+  bool cancelled = false;  // `should_stop` said so: the tokens so far are all there is
 };
 
 class Generator {
@@ -37,10 +38,13 @@ class Generator {
   Result<std::string> RenderChat(const nlohmann::ordered_json& messages) const;
 
   // Generates after `prompt` (token ids); on_token sees each token and its decoded text piece
-  // (called on the engine thread while this call waits).
+  // (called on the engine thread while this call waits). `should_stop`, when given, is asked on
+  // this thread every few milliseconds; once it says true the request is cancelled through the
+  // engine (Engine::Cancel) and the call returns what was generated, with stats.cancelled set.
   Result<GenerationStats> Generate(const std::vector<int32_t>& prompt, int max_tokens,
                                    const SamplingParams& sampling,
-                                   const std::function<void(const TokenEvent&)>& on_token);
+                                   const std::function<void(const TokenEvent&)>& on_token,
+                                   const std::function<bool()>& should_stop = {});
 
  private:
   std::unique_ptr<Model> model_;

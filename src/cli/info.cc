@@ -1,4 +1,4 @@
-// `brisk info MODEL`: what a model file holds, from its header alone (nothing is read eagerly).
+// `brisk info [MODEL]`: what a model file holds, from its header alone (nothing is read eagerly).
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -106,7 +106,7 @@ int RunInfo(const InfoOptions& o) {
   if (!model.ok()) return ReportError(model.status());
   const Model& m = **model;
   const ModelConfig& c = m.config();
-  if (!m.gguf()) return PrintHfInfo(o.model, m);
+  if (!m.gguf()) return PrintHfInfo(*path, m);
   const gguf::File& f = *m.gguf();
 
   std::map<std::string, int> hist;
@@ -142,7 +142,11 @@ int RunInfo(const InfoOptions& o) {
 CommandFn AddInfoCommand(CLI::App& app) {
   auto o = std::make_shared<InfoOptions>();
   CLI::App* sub = app.add_subcommand("info", "Show architecture, sizes, tensor types, tokenizer");
-  sub->add_option("model", o->model, "GGUF model file or Hugging Face model directory")->required();
+  // Optional, as on every other command: without it, the embedded default model. `-m` is accepted
+  // too, so `brisk info -m MODEL` reads like `brisk run -m MODEL`.
+  sub->add_option("model", o->model,
+                  "GGUF file or HF directory (default: the embedded synthetic Qwen2.5-0.5B)");
+  sub->add_option("-m,--model", o->model, "the same as the positional MODEL");
   return [o] { return RunInfo(*o); };
 }
 

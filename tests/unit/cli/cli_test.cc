@@ -1,9 +1,11 @@
 // The `brisk` binary as a user runs it: exit codes, output, and the logits file it writes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -19,8 +21,9 @@ struct Output {
   std::string out;
 };
 
-Output Brisk(const std::string& args) {
-  const std::string cmd = "bash -c \"" + test::BriskBinary() + " " + args + "\" 2>&1";
+// `env`: assignments put before the command ("BRISK_HOME=/tmp/x").
+Output Brisk(const std::string& args, const std::string& env = "") {
+  const std::string cmd = "bash -c \"" + env + " " + test::BriskBinary() + " " + args + "\" 2>&1";
   Output o{-1, ""};
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return o;
@@ -163,10 +166,53 @@ TEST(Cli, RunPromptEqualsTokenPathDecoded) {
   EXPECT_EQ(decoded.substr(0, streamed.size()), streamed);
 }
 
+TEST(Cli, TokenizePipesIntoDecode) {
+  // What tokenize prints is what --decode reads: the pipe gives the text back, no flags needed.
+  Output o = Brisk("tokenize -m " + Tiny() + " <<< $'hello\\nThe quick brown fox' | " +
+                   test::BriskBinary() + " tokenize --decode -m " + Tiny());
+  ASSERT_EQ(o.code, 0) << o.out;
+  std::istringstream lines(o.out);
+  std::string line;
+  std::vector<std::string> texts;
+  while (std::getline(lines, line)) texts.push_back(nlohmann::json::parse(line).at("text"));
+  EXPECT_EQ(texts, (std::vector<std::string>{"hello", "The quick brown fox"})) << o.out;
+}
+
+TEST(Cli, TokenizeDecodeReadsEveryIdFormat) {
+  Output o = Brisk("tokenize --decode -m " + Tiny() + " <<< $'101\\n101 102\\n101,102\\n" +
+                   "[101, 102]\\n{\\\"ids\\\": [101]}'");
+  ASSERT_EQ(o.code, 0) << o.out;
+  EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), 5) << o.out;
+}
+
+TEST(Cli, TokenizeDecodeErrorNamesTheFormats) {
+  Output o = Brisk("tokenize --decode -m " + Tiny() + " <<< 'hello'");
+  EXPECT_EQ(o.code, 1) << o.out;
+  EXPECT_NE(o.out.find("line 1"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("'1 2 3', '1,2,3', '[1,2,3]'"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("\"ids\""), std::string::npos) << o.out;
+}
+
+TEST(Cli, InfoWithoutModelUsesTheDefaultModel) {
+  // The default model is $BRISK_HOME/synth-qwen2.5-0.5b-q4_k_m.gguf: a copy of the tiny model
+  // stands in for it, so nothing is generated.
+  const std::string home = test::TempDir() + "/home";
+  std::filesystem::create_directories(home);
+  std::filesystem::copy_file(Tiny(), home + "/synth-qwen2.5-0.5b-q4_k_m.gguf",
+                             std::filesystem::copy_options::overwrite_existing);
+  Output o = Brisk("info", "BRISK_HOME=" + home);
+  ASSERT_EQ(o.code, 0) << o.out;
+  EXPECT_NE(o.out.find(home + "/synth-qwen2.5-0.5b-q4_k_m.gguf"), std::string::npos) << o.out;
+  Output m = Brisk("info -m " + Tiny());
+  ASSERT_EQ(m.code, 0) << m.out;
+  EXPECT_NE(m.out.find("architecture:"), std::string::npos) << m.out;
+}
+
 TEST(Cli, ChatReusesTheConversationPrefix) {
   // A system prompt long enough to fill whole KV blocks: the prefix cache reuses full blocks.
-  Output o = Brisk("chat -m " + Tiny() +
-                   " -s 'You are a helpful assistant. Answer briefly.' -n 4 <<< $'hello\\nand again'");
+  Output o =
+      Brisk("chat -m " + Tiny() +
+            " -s 'You are a helpful assistant. Answer briefly.' -n 4 <<< $'hello\\nand again'");
   ASSERT_EQ(o.code, 0) << o.out;
   // The second turn's prompt starts with the first turn's: its line reports reused tokens
   // (whole 16-token blocks of the first turn, found in the engine's prefix cache).
