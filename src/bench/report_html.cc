@@ -55,7 +55,7 @@ svg.chart { border: 1px solid #d6d6d6; border-radius: 6px; background: #fff; wid
 /* Wide tables scroll inside their box; the page itself never scrolls sideways. */
 .table-wrap { overflow-x: auto; max-width: 100%; }
 table.header td { overflow-wrap: anywhere; }
-.provenance { background: #fff; border: 1px solid #d6d6d6; border-radius: 6px; padding: 8px 12px; }
+.measured-on { background: #fff; border: 1px solid #d6d6d6; border-radius: 6px; padding: 8px 12px; }
 @media (max-width: 600px) { main.report { margin: 12px auto; padding: 0 8px; } }
 svg.chart text { font: 12px system-ui, sans-serif; fill: #333; }
 svg.chart text.title { font-size: 14px; }
@@ -234,7 +234,7 @@ std::string BenchReport::ToHtml(const ReportPageChrome& chrome) const {
   h += chrome.body_class.empty() ? "<body>\n" : "<body class=\"" + H(chrome.body_class) + "\">\n";
   h += chrome.header_html;
   h += "<main class=\"report\">\n<h1>brisk bench report</h1>\n";
-  h += "<p class=\"provenance\" data-testid=\"provenance\">" + H(ProvenanceText(*this)) +
+  h += "<p class=\"measured-on\" data-testid=\"measured-on\">" + H(ProvenanceText(*this)) +
        chrome.provenance_html + "</p>\n";
   if (synthetic)
     h += std::string("<p class=\"synthetic\" data-testid=\"synthetic\"><strong>Synthetic model") +

@@ -292,7 +292,7 @@ async function benchPage(page, base, size) {
     check(firstRow === 1, `/bench at ${size}: ${firstRow} charts in the first row`);
     check(boxes.every((b) => b.width >= 0.95 * width), `/bench charts are narrower than the row`);
   }
-  const line = await page.locator('[data-testid="provenance"]').textContent();
+  const line = await page.locator('[data-testid="measured-on"]').textContent();
   check(/Measured .* on .*model/.test(line), `/bench says "${line}"`);
 }
 

@@ -174,7 +174,7 @@ async function run(opts) {
 
     await step('a line says where and when it was measured; no server frame offline',
                async () => {
-      const line = await page.locator('[data-testid="provenance"]').textContent();
+      const line = await page.locator('[data-testid="measured-on"]').textContent();
       for (const part of [report.started_at, report.cpu, report.model]) {
         check(line.includes(part), `the "measured" line "${line}" does not name ${part}`);
       }

@@ -263,7 +263,10 @@ TEST(BenchReportHtmlTest, EscapesTextAndLeavesOutUnmeasuredCharts) {
   EXPECT_EQ(html.find("<b>&\"x"), std::string::npos);
   EXPECT_NE(html.find("&lt;b&gt;&amp;&quot;x"), std::string::npos);
   EXPECT_EQ(html.find("<i>"), std::string::npos);
-  EXPECT_EQ(Count(html, "http://"), 1u);
+  // The URL appears as text only: in the measured-on line and in the header table.
+  EXPECT_EQ(Count(html, "http://"), 2u);
+  EXPECT_EQ(html.find("=\"http://"), std::string::npos);
+  EXPECT_NE(html.find("the server at http://10.0.0.1:8080 (Server: x&amp;y)"), std::string::npos);
   EXPECT_NE(html.find("<td>http (http://10.0.0.1:8080, Server: x&amp;y)</td>"), std::string::npos);
   EXPECT_EQ(Chart(html, "batch"), "");
   EXPECT_EQ(Chart(html, "memory"), "");
