@@ -18,7 +18,7 @@ import { chromium } from 'playwright-core';
 
 import {
   check, CheckError, parseArgs, sleep, startServer, stopServer, waitUntil,
-} from './chat_harness.mjs';
+} from './harness.mjs';
 import { fixtureConversation, pageChecks } from './chat_checks.mjs';
 
 const results = [];

@@ -13,99 +13,15 @@
 // default), --chromium PATH (default /usr/bin/chromium), --screenshots DIR (default
 // docs/screenshots), --headed. Exits non-zero with a message on the first failure.
 
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { check, CheckError, parseArgs, sleep, startServer, stopServer } from './harness.mjs';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const VIEWPORTS = [['desktop', { width: 1280, height: 800 }], ['phone', { width: 390, height: 844 }]];
 const CHART_UNITS = { requests: 'requests', batch: 'sequences per step', kv: '%',
                       tokens: 'tokens/s', ttft: 'ms', tpot: 'ms' };
-
-function parseArgs(argv) {
-  const opts = { chromium: '/usr/bin/chromium', headed: false,
-                 screenshots: path.join(repoRoot, 'docs', 'screenshots') };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const value = () => {
-      if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
-      return argv[++i];
-    };
-    if (a === '--brisk') opts.brisk = value();
-    else if (a === '--model') opts.model = value();
-    else if (a === '--report') opts.report = value();
-    else if (a === '--chromium') opts.chromium = value();
-    else if (a === '--screenshots') opts.screenshots = value();
-    else if (a === '--headed') opts.headed = true;
-    else throw new Error(`unknown argument ${a}`);
-  }
-  if (!opts.brisk) throw new Error('--brisk BINARY is required');
-  if (!opts.report) throw new Error('--report REPORT.json is required');
-  return opts;
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-class CheckError extends Error {}
-function check(cond, message) {
-  if (!cond) throw new CheckError(message);
-}
-
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-// Starts `brisk serve` and resolves with { url, child, log() } once GET /health answers 200.
-async function startServer(opts, extraArgs) {
-  const port = await freePort();
-  const args = ['serve', ...(opts.model ? ['-m', opts.model] : []), '--host', '127.0.0.1',
-                '--port', String(port), ...extraArgs];
-  console.log(`# starting ${opts.brisk} ${args.join(' ')}`);
-  const child = spawn(opts.brisk, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  process.on('exit', () => child.exitCode === null && child.kill('SIGKILL'));
-  let output = '';
-  let exited = null;
-  const onData = (d) => (output = (output + d.toString()).slice(-20000));
-  child.stdout.on('data', onData);
-  child.stderr.on('data', onData);
-  child.on('exit', (code, signal) => (exited = { code, signal }));
-  const tail = () => output.split('\n').slice(-25).join('\n');
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 300_000;
-  while (Date.now() < deadline) {
-    check(!exited, `the server exited before it was ready (${JSON.stringify(exited)}):\n${tail()}`);
-    try {
-      const r = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) });
-      if (r.status === 200) return { url, child, log: tail };
-    } catch {
-      // not listening yet
-    }
-    await sleep(250);
-  }
-  child.kill('SIGKILL');
-  throw new CheckError(`GET /health did not answer 200 within 300 s:\n${tail()}`);
-}
-
-async function stopServer(child) {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const done = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  if (!await Promise.race([done.then(() => true), sleep(10_000).then(() => false)])) {
-    child.kill('SIGKILL');
-    await done;
-  }
-}
 
 // One metric from GET /metrics (the sum over its label sets), null when absent.
 async function metric(base, name) {
@@ -347,7 +263,7 @@ async function run(opts) {
   let server = null;
   let browser = null;
   try {
-    server = await startServer(opts, ['--bench-dir', benchDir]);
+    server = await startServer({ ...opts, serveArgs: [...opts.serveArgs, '--bench-dir', benchDir] });
     const base = server.url;
     browser = await chromium.launch({
       executablePath: opts.chromium, headless: !opts.headed,
@@ -390,6 +306,7 @@ async function main() {
   let opts;
   try {
     opts = parseArgs(process.argv.slice(2));
+    if (!opts.report) throw new Error('--report REPORT.json is required');
   } catch (e) {
     console.error(`dashboard_test: ${e.message}`);
     process.exit(2);

@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { parseArgs, sleep, startServer, stopServer } from '../browser/chat_harness.mjs';
+import { parseArgs, sleep, startServer, stopServer } from '../browser/harness.mjs';
 
 const QUESTION = 'Explain in two short paragraphs why batching raises throughput on a CPU.';
 

@@ -1,5 +1,5 @@
-// Shared by the chat browser tests (chat_test.mjs): arguments, starting/stopping `brisk serve`,
-// checks with readable failures. Same conventions as ui_test.mjs.
+// Shared by the browser tests (ui_test, chat_test, dashboard_test) and tools/readme_screenshots:
+// arguments, starting/stopping `brisk serve`, checks with readable failures.
 
 import { spawn } from 'node:child_process';
 import net from 'node:net';
@@ -21,6 +21,7 @@ export function parseArgs(argv) {
     else if (a === '--model') opts.model = value();
     else if (a === '--url') opts.url = value().replace(/\/+$/, '');
     else if (a === '--serve-arg') opts.serveArgs.push(value());
+    else if (a === '--report') opts.report = value();
     else if (a === '--chromium') opts.chromium = value();
     else if (a === '--screenshots') opts.screenshots = value();
     else if (a === '--headed') opts.headed = true;
