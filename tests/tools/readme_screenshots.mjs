@@ -30,7 +30,15 @@ function run(bin, args, env) {
 async function photographDashboard(browser, url, file) {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   await page.goto(`${url}/dashboard.html`);
-  await sleep(45_000);  // the charts show the last two minutes: let the load fill them
+  // The charts show the last two minutes: let the load fill them, then shoot while the highest
+  // concurrency runs, so the legends show a loaded server rather than the tail of the run.
+  await sleep(25_000);
+  for (const deadline = Date.now() + 90_000; Date.now() < deadline; await sleep(500)) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const m = /^vllm:num_requests_running(?:\{[^}]*\})?\s+(\S+)/m.exec(text);
+    if (m && Number(m[1]) >= 6) break;
+  }
+  await sleep(1_500);  // one more poll of the page, so its legends carry this moment
   await page.screenshot({ path: file });
   await page.close();
 }
