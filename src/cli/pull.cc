@@ -3,7 +3,6 @@
 // goes to stdout, everything else (progress, messages) to stderr.
 #include <unistd.h>
 
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +14,7 @@
 #include "model/default_model.h"
 #include "net/http_download.h"
 #include "net/model_catalogue.h"
+#include "util/ascii.h"
 #include "util/sha256.h"
 
 namespace brisk::cli {
@@ -30,11 +30,6 @@ struct PullOptions {
   int retries = 3;
   long timeout_s = 60;
 };
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 bool IsUrl(const std::string& s) { return s.find("://") != std::string::npos; }
 
@@ -170,9 +165,9 @@ int RunPull(const PullOptions& o) {
     if (!expected.empty()) {
       auto hex = Sha256::HexOfFile(dest);
       if (!hex.ok()) return ReportError(hex.status());
-      if (*hex != Lower(expected))
+      if (*hex != AsciiLower(expected))
         return ReportError(Status::Error(dest + " exists but its sha256 is " + *hex + ", not " +
-                                         Lower(expected) + " (--force downloads it again)"));
+                                         AsciiLower(expected) + " (--force downloads it again)"));
     }
     std::fprintf(stderr, "%s is already here (--force downloads it again)\n", dest.c_str());
     std::printf("%s\n", dest.c_str());

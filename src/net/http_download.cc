@@ -15,18 +15,13 @@
 #include <thread>
 #include <vector>
 
-#include "util/sha256.h"
+#include "util/ascii.h"
 #include "util/clock.h"
+#include "util/sha256.h"
 
 namespace brisk::net {
 namespace fs = std::filesystem;
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -58,7 +53,7 @@ struct ContentRange {
 ContentRange ParseContentRange(std::string_view v) {
   ContentRange r;
   v = Trim(v);
-  if (Lower(v.substr(0, 6)) != "bytes ") return r;
+  if (AsciiLower(v.substr(0, 6)) != "bytes ") return r;
   v.remove_prefix(6);
   const size_t slash = v.find('/');
   if (slash == std::string_view::npos) return r;
@@ -141,7 +136,7 @@ size_t OnHeader(char* data, size_t size, size_t count, void* user) {
   }
   const size_t colon = line.find(':');
   if (colon == std::string_view::npos) return len;
-  const std::string name = Lower(Trim(line.substr(0, colon)));
+  const std::string name = AsciiLower(Trim(line.substr(0, colon)));
   const std::string_view value = Trim(line.substr(colon + 1));
   if (name == "content-range") {
     t->resp.content_range = std::string(value);
@@ -351,7 +346,7 @@ std::string PartialPath(const std::string& dest) { return dest + ".partial"; }
 
 Result<DownloadResult> Download(const std::string& url, const std::string& dest,
                                 const DownloadOptions& o) {
-  const std::string scheme = Lower(url.substr(0, url.find("://") + 3));
+  const std::string scheme = AsciiLower(url.substr(0, url.find("://") + 3));
   if (scheme != "http://" && scheme != "https://")
     return Status::Error("unsupported URL '" + url + "': only http:// and https:// are supported");
   if (!o.expected_sha256.empty() && !Sha256::IsHexDigest(o.expected_sha256))
@@ -398,13 +393,13 @@ Result<DownloadResult> Download(const std::string& url, const std::string& dest,
     delay *= 2;
   }
 
-  std::string expected = Lower(o.expected_sha256), source = o.expected_sha256_source;
+  std::string expected = AsciiLower(o.expected_sha256), source = o.expected_sha256_source;
   if (expected.empty() && o.trust_etag_sha256) {
     if (Sha256::IsHexDigest(t.linked_etag)) {
-      expected = Lower(t.linked_etag);
+      expected = AsciiLower(t.linked_etag);
       source = "the X-Linked-ETag header";
     } else if (Sha256::IsHexDigest(t.resp.etag)) {
-      expected = Lower(t.resp.etag);
+      expected = AsciiLower(t.resp.etag);
       source = "the ETag header";
     }
   }

@@ -1,7 +1,8 @@
 #include "net/model_catalogue.h"
 
-#include <cctype>
 #include <cstdlib>
+
+#include "util/ascii.h"
 
 namespace brisk::net {
 namespace {
@@ -28,12 +29,6 @@ constexpr Type kTypes[] = {
     {"q6_k", "q6_k"},     {"q8_0", "q8_0"},     {"f16", "fp16"},
 };
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 }  // namespace
 
 const std::vector<CatalogueEntry>& Catalogue() {
@@ -49,7 +44,7 @@ const std::vector<CatalogueEntry>& Catalogue() {
 }
 
 const CatalogueEntry* FindInCatalogue(std::string_view name) {
-  std::string key = Lower(name);
+  std::string key = AsciiLower(name);
   const size_t colon = key.find(':');
   if (colon == std::string::npos) key += ":" + std::string(kDefaultCatalogueType);
   if (key.size() >= 5 && key.substr(key.size() - 5) == ":fp16")

@@ -1,12 +1,12 @@
 #include "runtime/cpu_features.h"
 
 #include <atomic>
-#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "util/ascii.h"
 #include "util/check.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -198,8 +198,7 @@ std::string_view IsaName(Isa isa) {
 }
 
 bool ParseIsa(std::string_view s, Isa* out) {
-  std::string lower(s);
-  for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = AsciiLower(s);
   for (int i = 0; i < kNumIsas; ++i) {
     if (lower == IsaName(Isa(i))) {
       *out = Isa(i);

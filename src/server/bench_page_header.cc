@@ -2,10 +2,10 @@
 #include "server/bench_page_header.h"
 
 #include <algorithm>
-#include <cctype>
 #include <optional>
 #include <string_view>
 
+#include "util/ascii.h"
 #include "util/html_escape.h"
 
 namespace brisk::server {
@@ -35,13 +35,6 @@ struct Authority {
   std::string port;
 };
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 // "host", "host:port", "[v6]" or "[v6]:port" (userinfo and any path already gone); nullopt when
 // it is none of those.
 std::optional<Authority> SplitHostPort(std::string_view s, std::string_view default_port) {
@@ -50,11 +43,11 @@ std::optional<Authority> SplitHostPort(std::string_view s, std::string_view defa
   if (!s.empty() && s.front() == '[') {
     const size_t close = s.find(']');
     if (close == std::string_view::npos) return std::nullopt;
-    a.host = Lower(s.substr(1, close - 1));
+    a.host = AsciiLower(s.substr(1, close - 1));
     rest = s.substr(close + 1);
   } else {
     const size_t colon = s.find(':');
-    a.host = Lower(s.substr(0, colon));
+    a.host = AsciiLower(s.substr(0, colon));
     rest = colon == std::string_view::npos ? std::string_view() : s.substr(colon);
   }
   if (!rest.empty()) {
@@ -71,7 +64,7 @@ std::optional<Authority> SplitHostPort(std::string_view s, std::string_view defa
 // The authority of an http(s) URL as `brisk bench --url` records it.
 std::optional<Authority> UrlAuthority(std::string_view url) {
   std::string_view port = "80";
-  const std::string scheme = Lower(url.substr(0, url.find("://")));
+  const std::string scheme = AsciiLower(url.substr(0, url.find("://")));
   if (scheme == "https") port = "443";
   if ((scheme != "http" && scheme != "https") || url.find("://") == std::string_view::npos)
     return std::nullopt;

@@ -1,10 +1,10 @@
 #include "server/cors.h"
 
 #include <algorithm>
-#include <cctype>
 #include <utility>
 
 #include "server/api_error.h"
+#include "util/ascii.h"
 
 namespace brisk::server {
 namespace {
@@ -13,13 +13,6 @@ namespace {
 constexpr const char* kAllowHeaders = "content-type, authorization, x-api-key, anthropic-version";
 constexpr const char* kAllowMethods = "GET, POST, OPTIONS";
 constexpr const char* kMaxAgeSeconds = "600";  // Starlette's default, as vLLM sends
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return char(std::tolower(c)); });
-  return out;
-}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
@@ -39,7 +32,7 @@ Result<std::string> ParseOrigin(std::string_view entry) {
     return Status::Error("--allowed-origins: '" + std::string(entry) +
                          "' is not an origin (scheme://host[:port]) or '*'");
   }
-  return Lower(entry);
+  return AsciiLower(entry);
 }
 
 // Adds the CORS headers to whatever `inner` sends; everything else is passed through.
@@ -98,7 +91,7 @@ Result<CorsPolicy> ParseAllowedOrigins(std::string_view list) {
 std::string AllowOriginFor(const CorsPolicy& policy, const std::string* origin) {
   if (!origin || origin->empty() || !policy.enabled()) return "";
   if (policy.any_origin) return "*";
-  const std::string lower = Lower(*origin);
+  const std::string lower = AsciiLower(*origin);
   const bool listed =
       std::find(policy.origins.begin(), policy.origins.end(), lower) != policy.origins.end();
   return listed ? *origin : "";
