@@ -4,14 +4,18 @@
 // (a second signal exits at once). SIGHUP / SIGUSR1 reload the batch settings from --config.
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -58,6 +62,9 @@ struct ServeOptions {
   double responses_max_mib = double(server::ResponseStoreLimits{}.max_bytes) / (1 << 20);
   double max_body_mib = 8;
   double header_timeout_s = 10, body_timeout_s = 30, write_timeout_s = 30;
+  // Connection limits: their defaults are HttpLimits' (one source).
+  int max_connections = server::HttpLimits{}.max_connections;
+  int max_connections_per_client = server::HttpLimits{}.max_connections_per_client;
   std::string log_level = "info";
   // KV-cache events (issue 31, docs/kv-events.md): "" = off.
   std::string kv_events, kv_events_replay, kv_events_topic;
@@ -108,18 +115,17 @@ void ReloadBatchSettings(const ServeOptions& o, Engine& engine) {
                  s.message().c_str());
     return;
   }
-  const EngineStats now = engine.Stats();
-  const BatchPolicy policy = s->batch_policy.value_or(now.policy);
-  const int seqs =
-      std::min(s->max_num_seqs.value_or(now.max_num_seqs), engine.config().max_num_seqs);
-  const int tokens = std::min(s->max_num_batched_tokens.value_or(now.max_num_batched_tokens),
-                              engine.config().max_num_batched_tokens);
-  const double tpot = s->tpot_target_ms.value_or(now.tpot_target_ms);
-  engine.SetBatchPolicy(policy, seqs, tokens, tpot);
+  const BatchSettings now = engine.UpdateBatchSettings([&](BatchSettings& b) {
+    if (s->batch_policy) b.policy = *s->batch_policy;
+    if (s->max_num_seqs) b.max_num_seqs = *s->max_num_seqs;
+    if (s->max_num_batched_tokens) b.max_num_batched_tokens = *s->max_num_batched_tokens;
+    if (s->tpot_target_ms) b.tpot_target_ms = *s->tpot_target_ms;
+  });
   std::fprintf(stderr,
                "brisk serve: reloaded %s: policy %s, max_num_seqs %d, max_num_batched_tokens %d, "
                "tpot target %.1f ms\n",
-               o.config.c_str(), BatchPolicyName(policy), seqs, tokens, tpot);
+               o.config.c_str(), BatchPolicyName(now.policy), now.max_num_seqs,
+               now.max_num_batched_tokens, now.tpot_target_ms);
 }
 
 // CLI::Range of a ParamRange (the limits' own ranges, response_store.h).
@@ -209,6 +215,8 @@ Result<std::unique_ptr<server::HttpServer>> StartHttp(const ServeOptions& o,
   limits.header_timeout_s = o.header_timeout_s;
   limits.body_timeout_s = o.body_timeout_s;
   limits.write_timeout_s = o.write_timeout_s;
+  limits.max_connections = o.max_connections;
+  limits.max_connections_per_client = o.max_connections_per_client;
   return server::HttpServer::Start(
       o.host, o.port, o.http_threads, limits,
       [&api](server::HttpRequest&& r, std::shared_ptr<server::HttpExchange> ex) {
@@ -337,6 +345,37 @@ Result<LoadedEngine> LoadEngine(const ServePlan& p) {
   return l;
 }
 
+// The model loads on a thread of its own so that SIGTERM/SIGINT are obeyed during the load too: a
+// read that never returns (a hung network mount) cannot be interrupted, only left behind.
+class BackgroundLoad {
+ public:
+  explicit BackgroundLoad(ServePlan plan) : state_(std::make_shared<State>()) {
+    std::thread([state = state_, plan = std::move(plan)] {
+      Result<LoadedEngine> r = LoadEngine(plan);
+      std::lock_guard<std::mutex> lock(state->mu);
+      state->result.emplace(std::move(r));
+      state->cv.notify_all();
+    }).detach();
+  }
+  // The load's result, or nullopt as soon as `give_up()` holds (checked every few ms).
+  std::optional<Result<LoadedEngine>> Wait(const std::function<bool()>& give_up) {
+    std::unique_lock<std::mutex> lock(state_->mu);
+    while (!state_->result) {
+      if (give_up()) return std::nullopt;
+      state_->cv.wait_for(lock, std::chrono::milliseconds(20));
+    }
+    return std::move(state_->result);
+  }
+
+ private:
+  struct State {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::optional<Result<LoadedEngine>> result;
+  };
+  std::shared_ptr<State> state_;  // shared with the thread, which may outlive this object
+};
+
 // Opens the generation routes and says so.
 void Announce(const ServePlan& p, const LoadedEngine& l, double load_s, server::ApiServer& api) {
   server::LoadedModel lm;
@@ -388,8 +427,19 @@ void FlushResponses(const server::HttpServer& http, double limit_s) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
 }
 
+// Each connection holds a descriptor, and the usual soft limit (1024) would refuse connections
+// below --max-connections: raise it to the hard limit, as most servers do.
+void RaiseOpenFileLimit() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &r);
+  }
+}
+
 int RunServe(ServeOptions& o) {
   const sigset_t signals = SignalThread::BlockSignals();
+  RaiseOpenFileLimit();
   auto plan = PlanServe(o);
   if (!plan.ok()) return ReportError(plan.status());
   server::ServerMetrics metrics;
@@ -405,6 +455,7 @@ int RunServe(ServeOptions& o) {
   server::ApiServer api(plan->server, &metrics, request_log.get());
   auto http = StartHttp(o, api);
   if (!http.ok()) return ReportError(http.status());
+  api.SetTransport(http->get());
   std::printf("listening on http://%s:%d\n", o.host.c_str(), (*http)->port());
   std::fflush(stdout);
 
@@ -413,7 +464,17 @@ int RunServe(ServeOptions& o) {
   Result<LoadedEngine> loaded = Status::Error("not loaded");
   SignalThread signal_thread(signals, o, api);
   const double t0 = NowSeconds();
-  loaded = LoadEngine(*plan);
+  std::optional<Result<LoadedEngine>> load =
+      BackgroundLoad(*plan).Wait([&] { return signal_thread.stop_requests() >= 1; });
+  if (!load) {
+    // Nothing runs yet, so there is nothing to drain; the load thread may be stuck in a read that
+    // nothing can interrupt, so leave without destructors (they would wait for it).
+    std::fprintf(stderr, "brisk serve: stopped while loading the model\n");
+    (*http)->Stop();
+    std::fflush(nullptr);
+    std::_Exit(0);
+  }
+  loaded = std::move(*load);
   if (!loaded.ok()) {
     (*http)->Stop();
     return ReportError(loaded.status());
@@ -429,6 +490,7 @@ int RunServe(ServeOptions& o) {
                signal_thread.stop_requests() == 1 ? "drained, exiting" : "stopping now");
   signal_thread.set_engine(nullptr);
   (*http)->Stop();
+  api.StopWorkers();  // before the engine goes: a worker may be submitting to it
   return 0;
 }
 
@@ -487,6 +549,16 @@ CommandFn AddServeCommand(CLI::App& app) {
   cmd->add_option("--write-timeout", o->write_timeout_s,
                   "seconds a response write may stall before the client is dropped")
       ->check(CLI::Range(0.05, 3600.0));
+  cmd->add_option("--max-connections", o->max_connections,
+                  "HTTP connections open at once; a new one over the limit takes the slot of the "
+                  "longest-idle connection, or gets 503 when all are busy (0: no limit)")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--max-connections-per-client", o->max_connections_per_client,
+                  "HTTP connections one client address may hold, with the same eviction (0: no "
+                  "limit; behind a proxy or gateway every client shares its address)")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
   cmd->add_option("--kv-events", o->kv_events,
                   "publish KV-cache events (vLLM's format, for llm-d's precise prefix-cache "
                   "routing) on this ZeroMQ PUB endpoint, e.g. tcp://*:5557 (default: off)");

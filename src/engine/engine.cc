@@ -105,6 +105,8 @@ Engine::Engine(const Model& model, const Tokenizer* tokenizer, const EngineConfi
   kv_->Prefault(*pool_);  // the KV budget is resident from the start: memory stays flat under load
   logits_.resize(size_t(config.max_num_seqs) * size_t(model.config().n_vocab));
   argmax_.resize(size_t(config.max_num_seqs));
+  settings_ = {config.batch_policy, config.max_num_seqs, config.max_num_batched_tokens,
+               config.tpot_target_ms};
   stats_.max_num_seqs = controller_.limits().max_num_seqs;
   stats_.max_num_batched_tokens = controller_.limits().max_num_batched_tokens;
   stats_.policy = config.batch_policy;
@@ -198,16 +200,37 @@ EngineStats Engine::Stats() const {
 
 void Engine::SetBatchPolicy(BatchPolicy policy, int max_num_seqs, int max_num_batched_tokens,
                             double tpot_target_ms) {
-  auto c = std::make_unique<BatchControllerConfig>();
-  c->policy = policy;
-  c->max_num_seqs = std::clamp(max_num_seqs, 1, config_.max_num_seqs);
-  c->max_num_batched_tokens = std::clamp(max_num_batched_tokens, 1, config_.max_num_batched_tokens);
-  c->tpot_target_ms = tpot_target_ms > 0 ? tpot_target_ms : config_.tpot_target_ms;
+  UpdateBatchSettings([&](BatchSettings& s) {
+    s = {policy, max_num_seqs, max_num_batched_tokens, tpot_target_ms};
+  });
+}
+
+BatchSettings Engine::batch_settings() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return settings_;
+}
+
+BatchSettings Engine::UpdateBatchSettings(const std::function<void(BatchSettings&)>& change) {
+  BatchSettings stored;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    BatchSettings s = settings_;
+    change(s);
+    s.max_num_seqs = std::clamp(s.max_num_seqs, 1, config_.max_num_seqs);
+    s.max_num_batched_tokens =
+        std::clamp(s.max_num_batched_tokens, 1, config_.max_num_batched_tokens);
+    if (!(s.tpot_target_ms > 0)) s.tpot_target_ms = config_.tpot_target_ms;
+    auto c = std::make_unique<BatchControllerConfig>();
+    c->policy = s.policy;
+    c->max_num_seqs = s.max_num_seqs;
+    c->max_num_batched_tokens = s.max_num_batched_tokens;
+    c->tpot_target_ms = s.tpot_target_ms;
+    settings_ = s;
     pending_policy_ = std::move(c);
+    stored = s;
   }
   wake_.notify_all();
+  return stored;
 }
 
 void Engine::SetMaxNumSeqs(int n) {

@@ -54,6 +54,16 @@ struct EngineStats {
   int64_t kv_events_dropped = 0;   // KV-event batches dropped: the publisher's queue was full
 };
 
+// The batch settings asked for at run time (GET/PATCH /admin/config, SIGHUP): the policy and its
+// upper limits. The batch controller may run below the limits (slo, loadavg); EngineStats holds
+// what is in force at the last step.
+struct BatchSettings {
+  BatchPolicy policy = BatchPolicy::kStatic;
+  int max_num_seqs = 0;
+  int max_num_batched_tokens = 0;
+  double tpot_target_ms = 0;
+};
+
 class Engine {
  public:
   // `model` (and `tokenizer`, when given) must outlive the engine. Without a tokenizer, token
@@ -89,6 +99,13 @@ class Engine {
                       double tpot_target_ms);
   // Shorthand: the static policy with this sequence cap.
   void SetMaxNumSeqs(int n);
+  // The settings last asked for (applied at the next step, or already in force): current at once,
+  // unlike Stats(), which a step refreshes.
+  BatchSettings batch_settings() const;
+  // Read-modify-write under the engine's lock: `change` edits a copy of the current settings, the
+  // result is clamped (as SetBatchPolicy) and applied at the next step. Two callers changing
+  // different fields therefore never undo each other. Returns the settings stored.
+  BatchSettings UpdateBatchSettings(const std::function<void(BatchSettings&)>& change);
   int max_num_seqs_limit() const { return config_.max_num_seqs; }
   const Tokenizer* tokenizer() const { return tokenizer_; }
 
@@ -193,7 +210,8 @@ class Engine {
   EngineStats stats_;                         // published copy, updated after each step
   std::vector<std::function<void()>> tasks_;  // RunOnEngineThread
   std::atomic<int> max_num_seqs_;  // the controller's current cap (for the waiting limit)
-  std::unique_ptr<BatchControllerConfig> pending_policy_;  // set by SetBatchPolicy (mu_)
+  BatchSettings settings_;         // the authoritative copy (mu_)
+  std::unique_ptr<BatchControllerConfig> pending_policy_;  // set with settings_ (mu_)
   BatchController controller_;                             // engine thread
   double load_read_at_ = -1, load1_ = 0;
   std::shared_ptr<KvEventQueue> kv_events_;

@@ -13,6 +13,7 @@
 #include "server/rerank_route.h"
 #include "server/responses_route.h"
 #include "server/static_assets.h"
+#include "util/ascii.h"
 #include "util/clock.h"
 
 namespace brisk::server {
@@ -84,7 +85,14 @@ bool KeyMatches(const std::string* got, const std::string& expected) {
 }
 
 bool BearerMatches(const std::string* authorization, const std::string& key) {
-  return KeyMatches(authorization, "Bearer " + key);
+  // "Bearer" is an auth-scheme, and schemes are case-insensitive (RFC 7235 §2.1): "bearer KEY"
+  // and "BEARER KEY" are the same credentials. Only the token is secret.
+  constexpr std::string_view kScheme = "bearer ";
+  if (!authorization || authorization->size() < kScheme.size() ||
+      AsciiLower(std::string_view(*authorization).substr(0, kScheme.size())) != kScheme)
+    return false;
+  const std::string token = authorization->substr(kScheme.size());
+  return KeyMatches(&token, key);
 }
 
 ApiServer::ApiServer(ServerOptions options, ServerMetrics* metrics, RequestLog* request_log)
@@ -92,6 +100,8 @@ ApiServer::ApiServer(ServerOptions options, ServerMetrics* metrics, RequestLog* 
       metrics_(metrics),
       request_log_(request_log),
       responses_(options_.responses) {}
+
+ApiServer::~ApiServer() { StopWorkers(); }
 
 void ApiServer::SetLoaded(const LoadedModel& model) {
   model_ = model;
@@ -180,7 +190,21 @@ void ApiServer::Handle(HttpRequest&& r, std::shared_ptr<HttpExchange> ex) {
     return ex->Respond(AdminConfig(r));
   if (p == "/reset_prefix_cache" && post)
     return ex->Respond(ResetPrefixCache(loaded_.load() ? model_.engine : nullptr));
-  if (route != ModelRoute::kNone) return HandleModelRoute(route, std::move(r), std::move(ex));
+  if (route != ModelRoute::kNone) {
+    if (r.body.size() < kInlineBodyBytes)
+      return HandleModelRoute(route, std::move(r), std::move(ex));
+    auto task = [this, route, r = std::move(r), ex]() mutable {
+      try {
+        HandleModelRoute(route, std::move(r), ex);
+      } catch (const std::exception& e) {
+        ex->Respond(ErrorResponse(ToApiError(Status::Internal(e.what()))));
+      }
+    };
+    if (!workers_.Post(std::move(task)))
+      ex->Respond(ErrorResponse(
+          ToApiError(Status::Unavailable("the server is shutting down"), "shutting_down")));
+    return;
+  }
   ex->Respond(ErrorResponse(ToApiError(Status::NotFound("no route for " + r.method + " " + p))));
 }
 
@@ -370,64 +394,92 @@ HttpResponse ApiServer::Metrics() const {
     const EngineConfig& c = model_.engine->config();
     cache = {c.kv_block_size, s.kv_blocks_total, KvTypeName(c.kv_type), c.prefix_caching};
   }
-  r.body = metrics_->Render(s, options_.model_id, cache);
+  SideCounters side;
+  if (const HttpServer* http = transport_.load()) side.connections = http->admission();
+  if (request_log_) side.request_log = request_log_->counters();
+  r.body = metrics_->Render(s, options_.model_id, cache, side);
   return r;
 }
 
-// GET: the batch settings now. PATCH/POST {"batch_policy", "max_num_seqs",
-// "max_num_batched_tokens", "tpot_target_ms"} (any subset): applied at the next engine step,
+namespace {
+
+// GET /admin/config's body: the settings asked for (one authoritative copy in the engine), their
+// upper limits, and what the batch controller has in force at the last step (below the settings
+// under the slo and loadavg policies).
+Json AdminConfigJson(const BatchSettings& b, const Engine& e) {
+  const EngineStats s = e.Stats();
+  return Json{{"batch_policy", BatchPolicyName(b.policy)},
+              {"max_num_seqs", b.max_num_seqs},
+              {"max_num_batched_tokens", b.max_num_batched_tokens},
+              {"tpot_target_ms", b.tpot_target_ms},
+              {"max_num_seqs_limit", e.config().max_num_seqs},
+              {"max_num_batched_tokens_limit", e.config().max_num_batched_tokens},
+              {"in_force",
+               {{"batch_policy", BatchPolicyName(s.policy)},
+                {"max_num_seqs", s.max_num_seqs},
+                {"max_num_batched_tokens", s.max_num_batched_tokens}}}};
+}
+
+// A PATCH body checked whole before anything changes: the fields given, nothing else.
+struct BatchSettingsPatch {
+  std::optional<BatchPolicy> policy;
+  std::optional<int> max_num_seqs, max_num_batched_tokens;
+  std::optional<double> tpot_target_ms;
+};
+
+std::optional<ApiError> ParseBatchSettingsPatch(const Json& j, const EngineConfig& limits,
+                                                BatchSettingsPatch* out) {
+  for (const auto& [key, v] : j.items()) {
+    if (key == "batch_policy") {
+      auto p = v.is_string() ? ParseBatchPolicy(v.get<std::string>())
+                             : Result<BatchPolicy>(Status::Error("must be a string"));
+      if (!p.ok()) return BadRequest("batch_policy: " + p.message(), key);
+      out->policy = *p;
+    } else if (key == "max_num_seqs" || key == "max_num_batched_tokens") {
+      const bool seqs = key == "max_num_seqs";
+      const int limit = seqs ? limits.max_num_seqs : limits.max_num_batched_tokens;
+      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > limit)
+        return BadRequest(key + " must be an integer in 1.." + std::to_string(limit) +
+                              " (the limit the server was started with)",
+                          key);
+      (seqs ? out->max_num_seqs : out->max_num_batched_tokens) = v.get<int>();
+    } else if (key == "tpot_target_ms") {
+      if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 1e6)
+        return BadRequest("tpot_target_ms must be a number > 0", key);
+      out->tpot_target_ms = v.get<double>();
+    } else {
+      return BadRequest("unknown setting \"" + key + "\"", key);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// GET: the batch settings. PATCH/POST {"batch_policy", "max_num_seqs", "max_num_batched_tokens",
+// "tpot_target_ms"} (any subset; the others keep their values): applied at the next engine step,
 // running requests untouched.
 HttpResponse ApiServer::AdminConfig(const HttpRequest& r) {
   if (!loaded_.load())
     return ErrorResponse(
         ToApiError(Status::Unavailable("the model is still loading"), "model_loading"));
   Engine& e = *model_.engine;
-  if (r.method != "GET" && r.method != "HEAD") {
-    HttpResponse err;
-    auto j = ParseObject(r.body, &err);
-    if (!j) return err;
-    const EngineStats s = e.Stats();
-    BatchPolicy policy = s.policy;
-    int seqs = s.max_num_seqs, tokens = s.max_num_batched_tokens;
-    double tpot = s.tpot_target_ms;
-    for (const auto& [key, v] : j->items()) {
-      if (key == "batch_policy") {
-        auto p = v.is_string() ? ParseBatchPolicy(v.get<std::string>())
-                               : Result<BatchPolicy>(Status::Error("must be a string"));
-        if (!p.ok()) return ErrorResponse(BadRequest("batch_policy: " + p.message(), key));
-        policy = *p;
-      } else if (key == "max_num_seqs" || key == "max_num_batched_tokens") {
-        const int limit =
-            key == "max_num_seqs" ? e.config().max_num_seqs : e.config().max_num_batched_tokens;
-        if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > limit)
-          return ErrorResponse(BadRequest(key + " must be an integer in 1.." +
-                                              std::to_string(limit) +
-                                              " (the limit the server was started with)",
-                                          key));
-        (key == "max_num_seqs" ? seqs : tokens) = v.get<int>();
-      } else if (key == "tpot_target_ms") {
-        if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 1e6)
-          return ErrorResponse(BadRequest("tpot_target_ms must be a number > 0", key));
-        tpot = v.get<double>();
-      } else {
-        return ErrorResponse(BadRequest("unknown setting \"" + key + "\"", key));
-      }
-    }
-    e.SetBatchPolicy(policy, seqs, tokens, tpot);
-    return JsonResponse(200, Json{{"applied", true},
-                                  {"batch_policy", BatchPolicyName(policy)},
-                                  {"max_num_seqs", seqs},
-                                  {"max_num_batched_tokens", tokens},
-                                  {"tpot_target_ms", tpot}});
-  }
-  const EngineStats s = e.Stats();
-  return JsonResponse(200,
-                      Json{{"batch_policy", BatchPolicyName(s.policy)},
-                           {"max_num_seqs", s.max_num_seqs},
-                           {"max_num_batched_tokens", s.max_num_batched_tokens},
-                           {"tpot_target_ms", s.tpot_target_ms},
-                           {"max_num_seqs_limit", e.config().max_num_seqs},
-                           {"max_num_batched_tokens_limit", e.config().max_num_batched_tokens}});
+  if (r.method == "GET" || r.method == "HEAD")
+    return JsonResponse(200, AdminConfigJson(e.batch_settings(), e));
+  HttpResponse err;
+  auto j = ParseObject(r.body, &err);
+  if (!j) return err;
+  BatchSettingsPatch patch;
+  if (auto bad = ParseBatchSettingsPatch(*j, e.config(), &patch)) return ErrorResponse(*bad);
+  const BatchSettings stored = e.UpdateBatchSettings([&](BatchSettings& s) {
+    if (patch.policy) s.policy = *patch.policy;
+    if (patch.max_num_seqs) s.max_num_seqs = *patch.max_num_seqs;
+    if (patch.max_num_batched_tokens) s.max_num_batched_tokens = *patch.max_num_batched_tokens;
+    if (patch.tpot_target_ms) s.tpot_target_ms = *patch.tpot_target_ms;
+  });
+  Json body = AdminConfigJson(stored, e);
+  body["applied"] = true;
+  return JsonResponse(200, body);
 }
 
 HttpResponse ApiServer::StaticFile(const HttpRequest& r) const {

@@ -25,6 +25,7 @@
 #include "server/readiness.h"
 #include "server/request_log.h"
 #include "server/response_store.h"
+#include "server/work_queue.h"
 #include "tokenizer/jinja/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
@@ -59,9 +60,22 @@ struct LoadedModel {
   int64_t created = 0;     // unix time the model was loaded
 };
 
+// Model-route requests with bodies this large are handled on the request workers, not on the HTTP
+// I/O thread that read them (parsing and tokenizing take ~0.1 s per MB); smaller ones are handled
+// at once where they arrived, without a thread hop.
+inline constexpr size_t kInlineBodyBytes = 64 << 10;
+inline constexpr int kRequestWorkerThreads = 2;
+
 class ApiServer {
  public:
   ApiServer(ServerOptions options, ServerMetrics* metrics, RequestLog* request_log);
+  ~ApiServer();  // StopWorkers()
+
+  // The transport serving this API, for its connection counts in /metrics (may stay unset).
+  void SetTransport(const HttpServer* http) { transport_.store(http); }
+  // Finishes the request workers' running tasks and drops their queue: call it after the
+  // transport stopped and before the engine goes away.
+  void StopWorkers() { workers_.Stop(); }
 
   void SetLoaded(const LoadedModel& model);  // once; the generation routes open
   // Refuses new generation work with 503 from now on (SIGTERM); running requests finish.
@@ -133,6 +147,8 @@ class ApiServer {
   std::atomic<int> in_flight_{0};
   std::atomic<uint64_t> request_counter_{0};
   StepWatchdog watchdog_;  // when the engine's step counter last moved (GET /ready)
+  std::atomic<const HttpServer*> transport_{nullptr};
+  WorkQueue workers_{kRequestWorkerThreads};  // last: stopped first, before the members above
 };
 
 // Constant-time comparison of a header with the expected value (no early exit on the first

@@ -15,6 +15,8 @@
 #include <limits>
 #include <utility>
 
+#include "util/clock.h"
+
 namespace brisk::server::http_internal {
 namespace {
 
@@ -96,12 +98,14 @@ HttpResponse ServerCore::ErrorResponse(int status, const std::string& message) c
   return r;
 }
 
-Connection::Connection(std::shared_ptr<ServerCore> core, tcp::socket socket, uint64_t id)
+Connection::Connection(std::shared_ptr<ServerCore> core, tcp::socket socket, uint64_t id,
+                       std::string client)
     : core_(std::move(core)),
       id_(id),
       socket_(std::move(socket)),
       executor_(socket_.get_executor()),
       remote_(FormatRemote(socket_)),
+      client_(std::move(client)),
       read_timer_(executor_),
       write_timer_(executor_) {
   error_code ec;
@@ -113,12 +117,39 @@ Connection::~Connection() {
     core_->open_connections--;
     std::lock_guard<std::mutex> lock(core_->mu);
     core_->connections.erase(id_);
+    core_->admission.Remove(id_);
   }
 }
 
 void Connection::Start() {
   if (closed_) return;
   ReadHeader();  // the first header is due header_timeout_s after the accept
+}
+
+void Connection::Refuse(std::string why) {
+  if (closed_) return;
+  SendErrorAndClose(503, std::move(why), {{"Retry-After", "1"}});
+}
+
+void Connection::EvictIfIdle() {
+  if (closed_) return;
+  if (!idle_ || exchange_ || lingering_) {
+    std::lock_guard<std::mutex> lock(core_->mu);
+    core_->admission.CancelEviction(id_);
+    return;
+  }
+  Close();
+}
+
+void Connection::SetIdle(bool idle) {
+  if (idle_ == idle) return;
+  idle_ = idle;
+  std::lock_guard<std::mutex> lock(core_->mu);
+  if (idle) {
+    core_->admission.MarkIdle(id_, NowSeconds());
+  } else {
+    core_->admission.MarkBusy(id_);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -154,6 +185,7 @@ void Connection::DisarmWrite() {
 
 void Connection::WaitForNextRequest() {
   if (closed_) return;
+  SetIdle(true);
   if (buffer_.size() > 0) {  // a pipelined request already arrived: its header deadline starts now
     ReadHeader();
     return;
@@ -190,6 +222,7 @@ void Connection::OnHeader(error_code ec) {
     OnReadError(ec);
     return;
   }
+  SetIdle(false);  // a whole header arrived: this connection is serving a request now
   const auto& req = parser_->get();
   version_ = req.version();
   keep_alive_ = req.keep_alive();
@@ -415,10 +448,12 @@ std::string Connection::Head(int status, const std::string& content_type,
   return head;
 }
 
-void Connection::SendErrorAndClose(int status, std::string message) {
+void Connection::SendErrorAndClose(int status, std::string message,
+                                   std::vector<std::pair<std::string, std::string>> headers) {
   keep_alive_ = false;
   version_ = 11;
   HttpResponse r = core_->ErrorResponse(status, message);
+  for (auto& h : headers) r.headers.push_back(std::move(h));
   std::string bytes = Head(r.status, r.content_type, r.headers,
                            "Content-Length: " + std::to_string(r.body.size()) + "\r\n") +
                       r.body;
@@ -455,6 +490,7 @@ void Connection::Close() {
   {
     std::lock_guard<std::mutex> lock(core_->mu);
     core_->connections.erase(id_);
+    core_->admission.Remove(id_);
   }
   if (std::shared_ptr<Exchange> ex = std::move(exchange_)) {
     // Unsent stream bytes will never go out. (inflight_ stays: the aborted write owns its buffers

@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "server/connection_admission.h"
 #include "server/http_server.h"
 
 namespace brisk::server::http_internal {
@@ -46,7 +47,11 @@ class Connection;
 // Shared by the server and every connection (see the lifetime note above).
 struct ServerCore {
   ServerCore(const HttpLimits& l, HttpHandler h, HttpErrorBody e, int threads)
-      : ioc(threads), limits(l), handler(std::move(h)), error_body(std::move(e)) {}
+      : ioc(threads),
+        limits(l),
+        handler(std::move(h)),
+        error_body(std::move(e)),
+        admission({l.max_connections, l.max_connections_per_client}) {}
 
   // The response for a failure of the transport itself (error_body's, else plain text).
   HttpResponse ErrorResponse(int status, const std::string& message) const;
@@ -59,19 +64,21 @@ struct ServerCore {
   std::atomic<size_t> active_exchanges{0};
   std::atomic<bool> draining{false};  // StopAccepting() called: answer with Connection: close
 
-  // Guards `stopped` and `connections`. Posts from outside the I/O threads also happen under it,
-  // so that none can land in the io_context after Stop() has drained it (a handler queued in a
-  // stopped io_context would keep its connection, and the core, alive forever).
+  // Guards `stopped`, `connections` and `admission`. Posts from outside the I/O threads also happen
+  // under it, so that none can land in the io_context after Stop() has drained it (a handler queued
+  // in a stopped io_context would keep its connection, and the core, alive forever).
   std::mutex mu;
   std::atomic<bool> stopped{false};  // written under mu; read without it by disconnected()
   std::unordered_map<uint64_t, std::weak_ptr<Connection>> connections;
+  ConnectionAdmission admission;
 };
 
 class Exchange;
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(std::shared_ptr<ServerCore> core, tcp::socket socket, uint64_t id);
+  // `client`: the peer's address without the port (the admission key).
+  Connection(std::shared_ptr<ServerCore> core, tcp::socket socket, uint64_t id, std::string client);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -81,6 +88,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // On the strand.
   void Start();
+  // Answers 503 with `why` and closes (a connection the admission policy turned away).
+  void Refuse(std::string why);
+  // Closes the connection if it is still waiting for a request header (the admission policy chose
+  // it to make room); else tells the policy it stays.
+  void EvictIfIdle();
   // Closes the socket now. An exchange whose response has not completed is disconnected.
   void Close();
 
@@ -118,7 +130,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void WriteNext();
   void OnWritten(boost::system::error_code ec);
   void FinishExchange();
-  void SendErrorAndClose(int status, std::string message);
+  void SendErrorAndClose(int status, std::string message,
+                         std::vector<std::pair<std::string, std::string>> headers = {});
+  // The admission policy's view of this connection (under core_->mu).
+  void SetIdle(bool idle);
   std::string Head(int status, const std::string& content_type,
                    const std::vector<std::pair<std::string, std::string>>& headers,
                    const std::string& framing) const;
@@ -143,6 +158,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   tcp::socket socket_;
   net::any_io_executor executor_;  // the strand
   std::string remote_;
+  const std::string client_;
+  bool idle_ = true;  // waiting for a request header (strand-only mirror of the admission state)
   net::steady_timer read_timer_;
   net::steady_timer write_timer_;
   uint64_t read_generation_ = 0;

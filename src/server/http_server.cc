@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "server/http_connection.h"
+#include "util/clock.h"
 
 namespace brisk::server {
 
@@ -35,6 +36,17 @@ using boost::system::error_code;
 // How long Stop() lets the I/O threads finish closing connections before it stops the
 // io_context outright (only a bug would need that: every pending operation is cancelled).
 constexpr auto kStopGrace = std::chrono::seconds(5);
+
+// The admission key: the peer's IP address (IPv4-mapped IPv6 as plain IPv4), without the port.
+std::string ClientAddress(const tcp::socket& socket) {
+  error_code ec;
+  const tcp::endpoint ep = socket.remote_endpoint(ec);
+  if (ec) return "?";
+  auto addr = ep.address();
+  if (addr.is_v6() && addr.to_v6().is_v4_mapped())
+    addr = net::ip::make_address_v4(net::ip::v4_mapped, addr.to_v6());
+  return addr.to_string();
+}
 
 std::string Reason(const error_code& ec) {
   std::string message = ec.message();  // "Address already in use" -> "address already in use"
@@ -58,6 +70,10 @@ class ServerImpl final : public HttpServer {
   void StopAccepting() override;
   size_t open_connections() const override { return core_->open_connections.load(); }
   size_t active_exchanges() const override { return core_->active_exchanges.load(); }
+  AdmissionCounters admission() const override {
+    std::lock_guard<std::mutex> lock(core_->mu);
+    return core_->admission.counters();
+  }
   void Stop() override;
 
  private:
@@ -143,20 +159,30 @@ void ServerImpl::OnAccept(error_code ec, tcp::socket socket) {
     });
     return;
   }
+  const std::string client = ClientAddress(socket);
   std::shared_ptr<Connection> conn;
+  ConnectionAdmission::Decision decision;
+  std::vector<std::shared_ptr<Connection>> evict;
   {
     std::lock_guard<std::mutex> lock(core_->mu);
-    if (core_->stopped) return;                 // `socket` closes as it goes out of scope
-    int limit = core_->limits.max_connections;  // non-positive: no limit
-    if (limit <= 0 || core_->open_connections.load() < static_cast<size_t>(limit)) {
-      uint64_t id = ++next_id_;
-      conn = std::make_shared<Connection>(core_, std::move(socket), id);
-      core_->connections[id] = conn;
-      core_->open_connections++;
+    if (core_->stopped) return;  // `socket` closes as it goes out of scope
+    const uint64_t id = ++next_id_;
+    decision = core_->admission.Admit(id, client, NowSeconds());
+    conn = std::make_shared<Connection>(core_, std::move(socket), id, client);
+    core_->connections[id] = conn;
+    core_->open_connections++;
+    for (uint64_t victim : decision.evict) {
+      if (std::shared_ptr<Connection> c = core_->connections[victim].lock()) evict.push_back(c);
     }
   }
-  // Over the limit, the socket closes here: the client sees its connection closed at once.
-  if (conn) net::post(conn->executor(), [conn] { conn->Start(); });
+  for (auto& c : evict) net::post(c->executor(), [c] { c->EvictIfIdle(); });
+  if (decision.admit) {
+    net::post(conn->executor(), [conn] { conn->Start(); });
+  } else {
+    net::post(conn->executor(), [conn, why = std::move(decision.refusal)]() mutable {
+      conn->Refuse(std::move(why));
+    });
+  }
   Accept();
 }
 

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "server/connection_admission.h"
 #include "util/status.h"
 
 namespace brisk::server {
@@ -28,7 +29,11 @@ struct HttpLimits {
   double body_timeout_s = 30;           // the whole body must arrive within this
   double write_timeout_s = 30;          // a response (or one queued stream piece) must drain
   double idle_timeout_s = 60;           // keep-alive connection waiting for its next request
-  int max_connections = 1024;           // more are accepted and closed at once
+  // Connections open at once, in all and per client address (<= 0: no limit). A connection over
+  // a limit takes the slot of the longest-idle one (waiting for a request header), or is answered
+  // 503 and closed when all are busy (connection_admission.h).
+  int max_connections = 1024;
+  int max_connections_per_client = 0;
 };
 
 struct HttpRequest {
@@ -90,6 +95,8 @@ class HttpServer {
   // Connections open now / exchanges whose response has not completed.
   virtual size_t open_connections() const = 0;
   virtual size_t active_exchanges() const = 0;
+  // The admission policy's counts: connections admitted and open, refused, evicted.
+  virtual AdmissionCounters admission() const = 0;
   // Closes every connection and joins the I/O threads. Idempotent.
   virtual void Stop() = 0;
 };

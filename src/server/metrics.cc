@@ -415,10 +415,37 @@ void RenderRecentFamilies(Exposition& ex, ServerMetrics::Snapshot& s) {
             std::move(s.recent_tpots));
 }
 
+// The transport's connection admission and the request log (SideCounters).
+void RenderSideFamilies(Exposition& ex, const SideCounters& side) {
+  if (const auto& c = side.connections) {
+    ex.Scalar("brisk:http_connections_open", "gauge",
+              "HTTP connections open (admitted, not yet closed or evicted).",
+              static_cast<double>(c->open));
+    ex.Scalar("brisk:http_connections_refused_total", "counter",
+              "HTTP connections answered 503 and closed: over --max-connections or "
+              "--max-connections-per-client with every slot busy.",
+              static_cast<double>(c->refused_total));
+    ex.Scalar("brisk:http_connections_evicted_total", "counter",
+              "Idle HTTP connections (no request header yet, or keep-alive) closed to make room "
+              "for new ones at a connection limit.",
+              static_cast<double>(c->evicted_total));
+  }
+  if (const auto& l = side.request_log) {
+    ex.Scalar("brisk:request_log_lines_written_total", "counter", "Lines written to --request-log.",
+              static_cast<double>(l->lines_written));
+    ex.Scalar("brisk:request_log_lines_dropped_total", "counter",
+              "Request-log lines dropped because the file did not keep up (its queue was full).",
+              static_cast<double>(l->lines_dropped));
+    ex.Scalar("brisk:request_log_write_errors_total", "counter",
+              "Request-log lines lost to failed writes (disk full, I/O error).",
+              static_cast<double>(l->write_errors));
+  }
+}
+
 }  // namespace
 
 std::string ServerMetrics::Render(const EngineStats& stats, std::string_view model_name,
-                                  const KvCacheInfo& cache) const {
+                                  const KvCacheInfo& cache, const SideCounters& side) const {
   Snapshot s = TakeSnapshot();
   Exposition ex(model_name);
   RenderEngineFamilies(ex, stats);
@@ -426,6 +453,7 @@ std::string ServerMetrics::Render(const EngineStats& stats, std::string_view mod
   RenderRequestFamilies(ex, s);
   RenderStepFamilies(ex, stats);
   RenderRecentFamilies(ex, s);
+  RenderSideFamilies(ex, side);
   return ex.Take();
 }
 

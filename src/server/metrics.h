@@ -31,12 +31,15 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "engine/engine.h"
 #include "engine/request.h"
+#include "server/connection_admission.h"
+#include "server/request_log.h"
 
 namespace brisk::server {
 
@@ -96,6 +99,13 @@ struct KvCacheInfo {
   bool prefix_caching = false;
 };
 
+// Counters kept outside ServerMetrics, read when /metrics is asked: the transport's connection
+// admission and the request log. Absent ones export nothing.
+struct SideCounters {
+  std::optional<AdmissionCounters> connections;   // once the HTTP server runs
+  std::optional<RequestLogCounters> request_log;  // --request-log given
+};
+
 class ServerMetrics {
  public:
   explicit ServerMetrics(MetricsOptions options = {});
@@ -113,7 +123,7 @@ class ServerMetrics {
   // The whole exposition. Every sample carries {model_name="..."}; `stats` supplies the gauges
   // and the engine-side counters, `cache` the labels of vllm:cache_config_info.
   std::string Render(const EngineStats& stats, std::string_view model_name,
-                     const KvCacheInfo& cache = {}) const;
+                     const KvCacheInfo& cache = {}, const SideCounters& side = {}) const;
 
   // Totals, for tests and the dashboard.
   int64_t generation_tokens() const;

@@ -7,10 +7,14 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <ctime>
+#include <deque>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <system_error>
+#include <thread>
 
 namespace brisk::server {
 namespace {
@@ -32,6 +36,24 @@ std::string IsoUtc(double unix_s) {
                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
                 static_cast<int>(ms % 1000));
   return buf;
+}
+
+// Lines the writer gathers into one write() at most.
+constexpr size_t kWriteBatchBytes = 1u << 20;
+
+// Writes all of `bytes`; false (with the reason) on the first failure.
+bool WriteAll(int fd, const std::string& bytes, std::string* why) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      *why = n < 0 ? std::generic_category().message(errno) : "nothing written";
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return true;
 }
 
 // Milliseconds to the microsecond: enough for latencies, and lines stay short.
@@ -69,8 +91,62 @@ std::string RequestLogLine(const RequestLogEntry& e, double unix_s) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+struct RequestLog::Shared {
+  Shared(std::string p, int f, size_t max) : path(std::move(p)), fd(f), max_queued_bytes(max) {}
+  ~Shared() { ::close(fd); }
+
+  const std::string path;
+  const int fd;
+  const size_t max_queued_bytes;
+  std::mutex mu;
+  std::condition_variable cv;  // queue changed, a batch finished, or the writer exited
+  std::deque<std::string> queue;
+  size_t queued_bytes = 0;
+  uint64_t accepted = 0, finished = 0;  // lines queued / written or failed
+  bool stop = false, exited = false;
+  RequestLogCounters counters;
+};
+
+// The writer thread: takes whole lines off the queue in batches and writes them, blocking as long
+// as the file makes it; leaves once told to stop and the queue is empty.
+void RequestLog::RunWriter(const std::shared_ptr<Shared>& s) {
+  std::unique_lock<std::mutex> lock(s->mu);
+  for (;;) {
+    s->cv.wait(lock, [&] { return s->stop || !s->queue.empty(); });
+    if (s->queue.empty()) break;
+    std::string batch;
+    uint64_t lines = 0;
+    while (!s->queue.empty() &&
+           (batch.empty() || batch.size() + s->queue.front().size() <= kWriteBatchBytes)) {
+      batch += s->queue.front();
+      s->queue.pop_front();
+      ++lines;
+    }
+    s->queued_bytes -= batch.size();
+    lock.unlock();
+    std::string why;
+    const bool ok = WriteAll(s->fd, batch, &why);
+    lock.lock();
+    if (ok) {
+      s->counters.lines_written += lines;
+    } else {
+      if (s->counters.write_errors == 0)
+        std::fprintf(stderr,
+                     "brisk serve: request log %s: write failed: %s (further failures are counted "
+                     "in brisk:request_log_write_errors_total, not reported)\n",
+                     s->path.c_str(), why.c_str());
+      s->counters.write_errors += lines;
+    }
+    s->finished += lines;
+    s->cv.notify_all();
+  }
+  s->exited = true;
+  s->cv.notify_all();
+}
+
 Result<std::unique_ptr<RequestLog>> RequestLog::Open(const std::string& path,
-                                                     std::function<double()> wall_clock) {
+                                                     std::function<double()> wall_clock,
+                                                     size_t max_queued_bytes) {
   const std::string where = "--request-log " + (path.empty() ? std::string("\"\"") : path);
   if (path.empty()) return Status::Error(where + ": empty path");
   // O_NONBLOCK: opening a FIFO nobody reads fails (ENXIO) instead of hanging the server start.
@@ -87,7 +163,8 @@ Result<std::unique_ptr<RequestLog>> RequestLog::Open(const std::string& path,
     ::close(fd);
     return Status::Error(where + ": not a regular file, FIFO or character device");
   }
-  // Back to blocking writes: a full pipe should slow the log down, not drop lines.
+  // Back to blocking writes: a full pipe slows the writer thread down (lines queue up behind it)
+  // rather than failing them.
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
     const std::string why = std::generic_category().message(errno);
@@ -95,41 +172,59 @@ Result<std::unique_ptr<RequestLog>> RequestLog::Open(const std::string& path,
     return Status::Error(where + ": " + why);
   }
   if (!wall_clock) wall_clock = SystemSeconds;
-  return std::unique_ptr<RequestLog>(new RequestLog(path, fd, std::move(wall_clock)));
+  auto shared = std::make_shared<Shared>(path, fd, max_queued_bytes);
+  std::thread([shared] { RunWriter(shared); }).detach();
+  return std::unique_ptr<RequestLog>(
+      new RequestLog(path, std::move(shared), std::move(wall_clock)));
 }
 
-RequestLog::RequestLog(std::string path, int fd, std::function<double()> wall_clock)
-    : path_(std::move(path)), fd_(fd), wall_clock_(std::move(wall_clock)) {}
+RequestLog::RequestLog(std::string path, std::shared_ptr<Shared> shared,
+                       std::function<double()> wall_clock)
+    : path_(std::move(path)), shared_(std::move(shared)), wall_clock_(std::move(wall_clock)) {}
 
-RequestLog::~RequestLog() { ::close(fd_); }
+RequestLog::~RequestLog() {
+  // The writer is detached and holds its own reference: a thread stuck in write() on a FIFO nobody
+  // reads can neither be joined nor interrupted, and must not hold up the exit.
+  std::unique_lock<std::mutex> lock(shared_->mu);
+  shared_->stop = true;
+  shared_->cv.notify_all();
+  shared_->cv.wait_for(lock, std::chrono::duration<double>(kRequestLogCloseSeconds),
+                       [&] { return shared_->exited; });
+}
 
-Status RequestLog::Write(const RequestLogEntry& e) {
+void RequestLog::Write(const RequestLogEntry& e) {
   std::string line;
   try {
     line = RequestLogLine(e, wall_clock_());
+    line += '\n';
   } catch (const std::exception& ex) {  // nlohmann, bad_alloc: never past this boundary
-    line.clear();
-    const bool first = errors_.fetch_add(1) == 0;
-    return first ? Status::Error("request log " + path_ + ": " + ex.what()) : Status::Ok();
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    shared_->counters.write_errors++;
+    return;
   }
-  line += '\n';
-
-  std::lock_guard<std::mutex> lock(mu_);
-  size_t done = 0;
-  while (done < line.size()) {
-    const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const std::string why = n < 0 ? std::generic_category().message(errno) : "nothing written";
-      const bool first = errors_.fetch_add(1) == 0;
-      return first ? Status::Error("request log " + path_ + ": write failed: " + why +
-                                   " (further failures are counted, not reported)")
-                   : Status::Ok();
+  {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    if (shared_->queued_bytes + line.size() > shared_->max_queued_bytes) {
+      shared_->counters.lines_dropped++;
+      return;
     }
-    done += static_cast<size_t>(n);
+    shared_->queued_bytes += line.size();
+    shared_->queue.push_back(std::move(line));
+    shared_->accepted++;
   }
-  lines_.fetch_add(1);
-  return Status::Ok();
+  shared_->cv.notify_all();
+}
+
+bool RequestLog::Flush(double timeout_s) {
+  std::unique_lock<std::mutex> lock(shared_->mu);
+  const uint64_t target = shared_->accepted;
+  return shared_->cv.wait_for(lock, std::chrono::duration<double>(timeout_s),
+                              [&] { return shared_->finished >= target; });
+}
+
+RequestLogCounters RequestLog::counters() const {
+  std::lock_guard<std::mutex> lock(shared_->mu);
+  return shared_->counters;
 }
 
 }  // namespace brisk::server

@@ -8,15 +8,20 @@
 //
 // ttft_ms is null when the request produced no token, tpot_ms (decode time / (tokens - 1)) below
 // two tokens. Optional fields: "batch_size" (when >= 0) and "error" (when not empty).
-// Each line goes out in one write() on an O_APPEND descriptor, so lines from several threads (or
-// processes sharing the file) never interleave.
+//
+// The engine thread finishes requests, so nothing on that path may wait for the file: a FIFO
+// nobody reads or a hung network mount would otherwise freeze all generation. Write() only
+// queues the line; a writer thread of the log's own does the blocking write() calls. When the
+// queue already holds max_queued_bytes (the file has stopped taking lines), new lines are
+// dropped and counted (brisk:request_log_lines_dropped_total). Lines go out whole, several per
+// write() on an O_APPEND descriptor, so lines from several processes sharing the file never
+// interleave.
 #pragma once
 
-#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "engine/request.h"
@@ -39,33 +44,50 @@ struct RequestLogEntry {
 // The JSON line (without the trailing newline). `unix_s`: the finish time, seconds since the epoch.
 std::string RequestLogLine(const RequestLogEntry& e, double unix_s);
 
+// What the log has done so far (GET /metrics).
+struct RequestLogCounters {
+  uint64_t lines_written = 0;
+  uint64_t lines_dropped = 0;  // the queue was full: the file did not keep up (or is stuck)
+  uint64_t write_errors = 0;   // lines lost to failed writes (disk full, I/O error)
+};
+
+// Lines waiting for the file, at most (one source of truth for the bound).
+inline constexpr size_t kRequestLogQueueBytes = 4u << 20;
+// How long the destructor lets the writer finish the queued lines before abandoning a stuck file.
+inline constexpr double kRequestLogCloseSeconds = 2;
+
 class RequestLog {
  public:
-  // Opens `path` for appending (created 0644 when missing). Errors name the path and the reason:
-  // missing directory, permission, a directory, a FIFO nobody reads. `wall_clock` returns seconds
-  // since the epoch (tests inject one); empty = the system clock.
+  // Opens `path` for appending (created 0644 when missing) and starts the writer thread. Errors
+  // name the path and the reason: missing directory, permission, a directory, a FIFO nobody
+  // reads. `wall_clock` returns seconds since the epoch (tests inject one); empty = the system
+  // clock.
   static Result<std::unique_ptr<RequestLog>> Open(const std::string& path,
-                                                  std::function<double()> wall_clock = {});
+                                                  std::function<double()> wall_clock = {},
+                                                  size_t max_queued_bytes = kRequestLogQueueBytes);
+  // Gives the writer up to kRequestLogCloseSeconds for the queued lines; a writer still blocked
+  // in write() after that is left behind (it owns what it uses) so shutdown never hangs.
   ~RequestLog();
   RequestLog(const RequestLog&) = delete;
   RequestLog& operator=(const RequestLog&) = delete;
 
-  // Thread-safe. A failed write (disk full, I/O error) never stops serving: the first failure is
-  // returned so the caller logs it once; later ones return Ok and are only counted.
-  Status Write(const RequestLogEntry& e);
+  // Thread-safe and never blocks on the file: formats the line and queues it (or drops it when
+  // the queue is full). The writer reports its first failure on stderr; later ones are counted.
+  void Write(const RequestLogEntry& e);
+  // Waits until every line queued so far was written or failed; false after `timeout_s`.
+  bool Flush(double timeout_s);
 
-  uint64_t lines_written() const { return lines_.load(); }
-  uint64_t write_errors() const { return errors_.load(); }
+  RequestLogCounters counters() const;
   const std::string& path() const { return path_; }
 
  private:
-  RequestLog(std::string path, int fd, std::function<double()> wall_clock);
+  struct Shared;  // the queue and the descriptor, shared with the writer thread
+  static void RunWriter(const std::shared_ptr<Shared>& s);
+  RequestLog(std::string path, std::shared_ptr<Shared> shared, std::function<double()> wall_clock);
 
   std::string path_;
-  int fd_;
+  std::shared_ptr<Shared> shared_;
   std::function<double()> wall_clock_;
-  std::mutex mu_;  // one line at a time: a partial write is finished before the next line starts
-  std::atomic<uint64_t> lines_{0}, errors_{0};
 };
 
 }  // namespace brisk::server

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tokenizer/tokenizer.h"
+#include "util/mapped_file.h"
 
 namespace brisk {
 namespace {
@@ -20,13 +21,10 @@ constexpr std::string_view kQwen2Pattern =
 // Ids beyond this are rejected rather than allocated for (real vocabularies have < 10^6).
 constexpr int64_t kMaxId = (int64_t{1} << 24) - 1;
 
+// Through MappedFile: it refuses FIFOs and devices instead of blocking on them.
 Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Error(path + ": cannot open");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Status::Error(path + ": read error");
-  return ss.str();
+  BRISK_ASSIGN_OR_RETURN(MappedFile m, MappedFile::Open(path));
+  return std::string(reinterpret_cast<const char*>(m.data()), m.size());
 }
 
 std::string TypeOf(const json& j) {

@@ -12,7 +12,9 @@
 namespace brisk {
 
 Result<MappedFile> MappedFile::Open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever (a model path naming a
+  // FIFO hung `brisk serve` in "loading"); it does not change how a regular file maps or reads.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Status::Error(path + ": cannot open: " + std::strerror(errno));
   struct stat st;
   if (::fstat(fd, &st) != 0) {
@@ -22,7 +24,13 @@ Result<MappedFile> MappedFile::Open(const std::string& path) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return Status::Error(path + ": not a regular file");
+    const char* what = S_ISDIR(st.st_mode)    ? " (a directory)"
+                       : S_ISFIFO(st.st_mode) ? " (a FIFO)"
+                       : S_ISCHR(st.st_mode)  ? " (a character device)"
+                       : S_ISBLK(st.st_mode)  ? " (a block device)"
+                       : S_ISSOCK(st.st_mode) ? " (a socket)"
+                                              : "";
+    return Status::Error(path + ": not a regular file" + what);
   }
   MappedFile f;
   f.path_ = path;

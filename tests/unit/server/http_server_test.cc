@@ -48,9 +48,16 @@ struct Response {
 
 class Client {
  public:
-  explicit Client(int port, int rcvbuf = 0) {
+  // `source`: the local address to connect from (127.0.0.2 looks like another client host).
+  explicit Client(int port, int rcvbuf = 0, const char* source = nullptr) {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
     if (rcvbuf > 0) setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+    if (source) {
+      sockaddr_in local{};
+      local.sin_family = AF_INET;
+      inet_pton(AF_INET, source, &local.sin_addr);
+      bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof(local));
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));
@@ -63,6 +70,7 @@ class Client {
     fd_ = -1;
   }
   bool connected() const { return connected_; }
+  int fd() const { return fd_; }
 
   bool Send(std::string_view data) {
     while (!data.empty()) {
@@ -261,12 +269,13 @@ class HttpServerTest : public ::testing::Test {
     EXPECT_EQ(r->status, 200);
     EXPECT_EQ(r->body, "GET /ping q= x-test=- headers=host body=");
   }
-  void ExpectError(const Response& r, int status, const std::string& message_part) {
+  void ExpectError(const Response& r, int status, const std::string& message_part,
+                   const std::string& type = "invalid_request_error") {
     EXPECT_EQ(r.status, status);
     EXPECT_EQ(r.headers.at("content-type"), "application/json");
     EXPECT_EQ(r.headers.at("connection"), "close");
     auto j = nlohmann::json::parse(r.body);
-    EXPECT_EQ(j["error"]["type"], "invalid_request_error");
+    EXPECT_EQ(j["error"]["type"], type);
     EXPECT_NE(j["error"]["message"].get<std::string>().find(message_part), std::string::npos)
         << r.body;
     EXPECT_TRUE(j["error"]["param"].is_null());
@@ -569,26 +578,105 @@ TEST_F(HttpServerTest, StopWhileTheHandlerHoldsAnExchange) {
   EXPECT_EQ(f_.disconnects, 1);
 }
 
-TEST_F(HttpServerTest, ConnectionsOverTheLimitAreClosed) {
+TEST_F(HttpServerTest, AtTheLimitTheLongestIdleConnectionMakesRoom) {
   HttpLimits limits = FastLimits();
   limits.max_connections = 2;
   Start(limits);
-  auto a = std::make_unique<Client>(port_);
+  Client a(port_);
+  ASSERT_TRUE(a.Ask("GET / HTTP/1.1\r\nHost: t\r\n\r\n"));  // keep-alive: idle since now
+  SleepMs(20);
   Client b(port_);
-  for (Client* c : {a.get(), &b}) {
-    ASSERT_TRUE(c->Ask("GET / HTTP/1.1\r\nHost: t\r\n\r\n"));
-  }
+  ASSERT_TRUE(b.Ask("GET / HTTP/1.1\r\nHost: t\r\n\r\n"));
   EXPECT_EQ(server_->open_connections(), 2u);
+  ExpectServed();  // takes a's slot: a waited longest
+  EXPECT_TRUE(a.WaitClosed(2));
+  EXPECT_EQ(server_->admission().evicted_total, 1u);
+  EXPECT_EQ(server_->admission().refused_total, 0u);
+}
+
+TEST_F(HttpServerTest, AtTheLimitWithEveryConnectionBusyTheNewOneGets503) {
+  HttpLimits limits = FastLimits();
+  limits.max_connections = 1;
+  Start(limits);
+  Client holder(port_);
+  ASSERT_TRUE(holder.Send("GET /hold HTTP/1.1\r\nHost: t\r\n\r\n"));
+  ASSERT_TRUE(WaitFor([&] { return f_.Held() != nullptr; }));
   {
     Client over(port_);
-    ASSERT_TRUE(over.connected());  // the kernel accepts; the server closes at once
-    over.Send("GET / HTTP/1.1\r\nHost: t\r\n\r\n");
-    EXPECT_TRUE(over.WaitClosed(2));
-    EXPECT_EQ(over.buf_, "");
+    auto r = over.ReadResponse();  // answered without sending anything
+    ASSERT_TRUE(r);
+    ExpectError(*r, 503, "connection limit", "server_error");
+    EXPECT_NE(r->body.find("--max-connections 1"), std::string::npos) << r->body;
+    EXPECT_EQ(r->headers.at("retry-after"), "1");
+    EXPECT_TRUE(over.WaitClosed(3));
   }
-  a.reset();
-  ASSERT_TRUE(WaitFor([&] { return server_->open_connections() == 1; }));
-  ExpectServed();
+  EXPECT_EQ(server_->admission().refused_total, 1u);
+  f_.Held()->Respond(HttpResponse{200, "text/plain", {}, "done"});
+  auto done = holder.ReadResponse();
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->body, "done");
+  ExpectServed();  // the holder is idle again: its slot is taken
+}
+
+TEST_F(HttpServerTest, PerClientLimitLeavesOtherClientsAlone) {
+  HttpLimits limits = FastLimits();
+  limits.max_connections_per_client = 1;
+  Start(limits);
+  Client holder(port_);
+  ASSERT_TRUE(holder.Send("GET /hold HTTP/1.1\r\nHost: t\r\n\r\n"));
+  ASSERT_TRUE(WaitFor([&] { return f_.Held() != nullptr; }));
+  {
+    Client same(port_);  // 127.0.0.1 again, whose one slot is busy
+    auto r = same.ReadResponse();
+    ASSERT_TRUE(r);
+    ExpectError(*r, 503, "too many connections from 127.0.0.1", "server_error");
+  }
+  Client other(port_, 0, "127.0.0.2");
+  ASSERT_TRUE(other.connected());
+  auto r = other.Ask("GET /ping HTTP/1.1\r\nHost: t\r\n\r\n");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  f_.Held()->Respond(HttpResponse{200, "text/plain", {}, "done"});
+}
+
+// Issue 35: one client holding every slot with half-sent headers (and re-opening each one it
+// loses) must not lock out requests that send their header at once.
+TEST_F(HttpServerTest, AFloodOfHalfSentHeadersDoesNotLockOutRequests) {
+  HttpLimits limits = FastLimits();
+  limits.max_connections = 64;
+  limits.header_timeout_s = 30;  // the flood is never cut off by the deadline during the test
+  Start(limits);
+  std::atomic<bool> stop{false};
+  std::atomic<int> reopened{0};
+  std::thread flooder([&] {
+    std::vector<std::unique_ptr<Client>> flood;
+    for (int i = 0; i < 80; ++i) {  // more than the limit
+      flood.push_back(std::make_unique<Client>(port_, 0, "127.0.0.2"));
+      flood.back()->Send("GET / HTTP/1.1\r\nHost: flood\r\n");
+    }
+    while (!stop) {
+      for (auto& c : flood) {  // re-open what the server closed
+        pollfd p{c->fd(), POLLIN, 0};
+        if (poll(&p, 1, 0) > 0) {
+          c = std::make_unique<Client>(port_, 0, "127.0.0.2");
+          c->Send("GET / HTTP/1.1\r\nHost: flood\r\n");
+          reopened++;
+        }
+      }
+      SleepMs(2);
+    }
+  });
+  SleepMs(200);
+  int ok = 0;
+  for (int i = 0; i < 100; ++i) {
+    Client c(port_);
+    auto r = c.Ask("GET /ping HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    if (r && r->status == 200) ok++;
+  }
+  stop = true;
+  flooder.join();
+  EXPECT_GE(ok, 95);
+  EXPECT_GT(reopened.load(), 0);  // the flood really was pushing against the limit
 }
 
 TEST(HttpServerStartTest, BindErrorsNameTheAddress) {

@@ -1,9 +1,12 @@
 #include "server/request_log.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -65,7 +68,7 @@ constexpr double kTime = 1735787045.678;
 TEST_F(RequestLogTest, WritesOneJsonLinePerRequestWithTheFields) {
   auto log = RequestLog::Open((dir_ / "req.jsonl").string(), [] { return kTime; });
   ASSERT_TRUE(log.ok()) << log.message();
-  ASSERT_TRUE((*log)->Write(Entry()).ok());
+  (*log)->Write(Entry());
   RequestLogEntry second = Entry();
   second.id = "cmpl-7";
   second.stream = false;
@@ -73,9 +76,11 @@ TEST_F(RequestLogTest, WritesOneJsonLinePerRequestWithTheFields) {
   second.finish_reason = "cancelled";
   second.batch_size = 6;
   second.error = "client disconnected";
-  ASSERT_TRUE((*log)->Write(second).ok());
-  EXPECT_EQ((*log)->lines_written(), 2u);
-  EXPECT_EQ((*log)->write_errors(), 0u);
+  (*log)->Write(second);
+  ASSERT_TRUE((*log)->Flush(10));
+  EXPECT_EQ((*log)->counters().lines_written, 2u);
+  EXPECT_EQ((*log)->counters().write_errors, 0u);
+  EXPECT_EQ((*log)->counters().lines_dropped, 0u);
 
   const auto lines = Lines(dir_ / "req.jsonl");
   ASSERT_EQ(lines.size(), 2u);
@@ -141,13 +146,13 @@ TEST_F(RequestLogTest, AppendsToAnExistingFile) {
   {
     auto log = RequestLog::Open(p.string());
     ASSERT_TRUE(log.ok()) << log.message();
-    ASSERT_TRUE((*log)->Write(Entry()).ok());
-  }
+    (*log)->Write(Entry());
+  }  // the destructor writes the queued line
   {
     auto log = RequestLog::Open(p.string());  // reopened: appends again
     ASSERT_TRUE(log.ok()) << log.message();
-    ASSERT_TRUE((*log)->Write(Entry()).ok());
-  }
+    (*log)->Write(Entry());
+  }  // the destructor writes the queued line
   const auto lines = Lines(p);
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[0], "{\"earlier\":true}");
@@ -178,17 +183,45 @@ TEST_F(RequestLogTest, UnwritablePathsGiveAClearStatus) {
   EXPECT_NE(d.message().find("FIFO with no reader"), std::string::npos) << d.message();
 }
 
-TEST_F(RequestLogTest, WriteFailuresAreReportedOnceThenCounted) {
+TEST_F(RequestLogTest, WriteFailuresAreCounted) {
   auto log = RequestLog::Open("/dev/full");  // every write fails with ENOSPC
   ASSERT_TRUE(log.ok()) << log.message();
-  const Status first = (*log)->Write(Entry());
-  ASSERT_FALSE(first.ok());
-  EXPECT_NE(first.message().find("/dev/full"), std::string::npos) << first.message();
-  EXPECT_NE(first.message().find("No space left"), std::string::npos) << first.message();
-  EXPECT_TRUE((*log)->Write(Entry()).ok());  // counted, not reported again
-  EXPECT_TRUE((*log)->Write(Entry()).ok());
-  EXPECT_EQ((*log)->write_errors(), 3u);
-  EXPECT_EQ((*log)->lines_written(), 0u);
+  for (int i = 0; i < 3; ++i) (*log)->Write(Entry());
+  ASSERT_TRUE((*log)->Flush(10));
+  EXPECT_EQ((*log)->counters().write_errors, 3u);
+  EXPECT_EQ((*log)->counters().lines_written, 0u);
+}
+
+// A FIFO whose reader never reads (issue 35: the engine thread used to block in write() and all
+// generation froze): Write() must return at once however full the pipe is, drop what does not fit
+// the queue, count it, and the log must still close without waiting for the reader.
+TEST_F(RequestLogTest, AStuckReaderNeverBlocksWrite) {
+  std::signal(SIGPIPE, SIG_IGN);  // as brisk serve does: the reader closing ends in EPIPE
+  const fs::path fifo = dir_ / "stuck";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // opened, never read
+  ASSERT_GE(reader, 0);
+  constexpr size_t kQueue = 64 << 10;
+  auto log = RequestLog::Open(fifo.string(), {}, kQueue);
+  ASSERT_TRUE(log.ok()) << log.message();
+  RequestLogEntry e = Entry();
+  e.error = std::string(1000, 'x');
+  const auto t0 = std::chrono::steady_clock::now();
+  constexpr int kLines = 2000;  // ~2.3 MB: far more than the pipe (64 KiB) and the queue hold
+  for (int i = 0; i < kLines; ++i) (*log)->Write(e);
+  const double write_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(write_s, 5.0);  // a blocking write would never return at all
+  EXPECT_FALSE((*log)->Flush(0.2));
+  const RequestLogCounters c = (*log)->counters();
+  EXPECT_GT(c.lines_dropped, 0u);
+  EXPECT_LT(c.lines_written, uint64_t(kLines));
+  const auto t1 = std::chrono::steady_clock::now();
+  log->reset();  // the writer is stuck in write(): abandoned after kRequestLogCloseSeconds
+  const double close_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  EXPECT_LT(close_s, kRequestLogCloseSeconds + 2);
+  ::close(reader);  // the abandoned writer's write() now fails (EPIPE) and it exits
 }
 
 TEST_F(RequestLogTest, ConcurrentWritersNeverInterleaveLines) {
@@ -203,12 +236,14 @@ TEST_F(RequestLogTest, ConcurrentWritersNeverInterleaveLines) {
         RequestLogEntry e = Entry();
         e.id = std::to_string(t) + "-" + std::to_string(i);
         e.error = std::string(500 + i, 'x');  // long lines make interleaving visible
-        EXPECT_TRUE((*log)->Write(e).ok());
+        (*log)->Write(e);
       }
     });
   }
   for (auto& th : threads) th.join();
-  EXPECT_EQ((*log)->lines_written(), static_cast<uint64_t>(kThreads * kPerThread));
+  ASSERT_TRUE((*log)->Flush(30));
+  EXPECT_EQ((*log)->counters().lines_written, static_cast<uint64_t>(kThreads * kPerThread));
+  EXPECT_EQ((*log)->counters().lines_dropped, 0u);
 
   const auto lines = Lines(p);
   ASSERT_EQ(lines.size(), static_cast<size_t>(kThreads * kPerThread));
