@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -238,6 +239,70 @@ TEST_F(FastForwardTest, BatchInvarianceBitwise) {
     EXPECT_EQ(0, std::memcmp(batched.data(), alone.data(), alone.size() * sizeof(float)))
         << "with " << others << " other sequences";
   }
+}
+
+// A 4096-token prompt prefilled in one piece, in 7 uneven chunks, in 64 chunks, and in 64 chunks
+// each run beside another sequence's tokens: identical bits at every position asked (each chunk's
+// first and last token, the prompt's last). Long prompts are where attention dominates, so this
+// is the promise any faster attention path must keep.
+TEST_F(FastForwardTest, LongPromptChunkAndBatchInvariance4k) {
+  const ModelConfig& c = model_->config();
+  const int V = c.n_vocab, N = 4096;
+  const auto prompt = Tokens(N, 9);
+  FastForward fwd(*model_, pool_, N);
+  // Logits of `positions` (ascending) when the prompt runs in chunks starting at `starts`,
+  // alone or each chunk after one token of a neighbour sequence that decodes meanwhile.
+  auto run = [&](const std::vector<int>& starts, const std::vector<int>& positions,
+                 bool neighbour) {
+    SeqKvCache kv(c, N);
+    SeqKvCache other_kv(c, 64 + int(starts.size()));
+    const auto other = Tokens(64 + int(starts.size()), 77);
+    std::vector<int32_t> none;
+    EXPECT_TRUE(fwd.Run(std::span(other.data(), 64), 0, other_kv.blocks(), none, nullptr).ok());
+    std::vector<float> out;
+    for (size_t i = 0; i < starts.size(); ++i) {
+      const int begin = starts[i], end = i + 1 < starts.size() ? starts[i + 1] : N;
+      std::vector<int32_t> tokens, rows;
+      std::vector<SeqRun> runs;
+      if (neighbour) {
+        tokens.push_back(other[64 + i]);
+        runs.push_back({other_kv.blocks(), 64 + int(i), 1, 0});
+      }
+      const int offset = int(tokens.size());
+      tokens.insert(tokens.end(), prompt.begin() + begin, prompt.begin() + end);
+      runs.push_back({kv.blocks(), begin, end - begin, end - begin});
+      for (int p : positions)
+        if (p >= begin && p < end) rows.push_back(offset + p - begin);
+      std::vector<float> l(rows.size() * size_t(V));
+      EXPECT_TRUE(fwd.RunBatch(tokens, runs, rows, rows.empty() ? nullptr : l.data()).ok());
+      out.insert(out.end(), l.begin(), l.end());
+    }
+    return out;
+  };
+  std::vector<int> seven = {0}, sixty_four;
+  for (int size : {700, 512, 811, 333, 1024, 90}) seven.push_back(seven.back() + size);
+  for (int i = 0; i < 64; ++i) sixty_four.push_back(i * 64);
+  std::vector<int> positions;
+  for (const auto* starts : {&seven, &sixty_four}) {
+    for (size_t i = 0; i < starts->size(); ++i) {
+      positions.push_back((*starts)[i]);
+      positions.push_back(i + 1 < starts->size() ? (*starts)[i + 1] - 1 : N - 1);
+    }
+  }
+  std::sort(positions.begin(), positions.end());
+  positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
+
+  const std::vector<float> whole = run({0}, positions, false);
+  ASSERT_EQ(whole.size(), positions.size() * size_t(V));
+  const auto expect_same = [&](const std::vector<float>& got, const char* how) {
+    ASSERT_EQ(got.size(), whole.size()) << how;
+    for (size_t i = 0; i < positions.size(); ++i)
+      ASSERT_EQ(0, std::memcmp(&got[i * V], &whole[i * V], V * sizeof(float)))
+          << how << ": position " << positions[i];
+  };
+  expect_same(run(seven, positions, false), "7 chunks");
+  expect_same(run(sixty_four, positions, false), "64 chunks");
+  expect_same(run(sixty_four, positions, true), "64 chunks beside another sequence");
 }
 
 // Paged KV: the same sequence in a private store and in a shared store whose block table is
