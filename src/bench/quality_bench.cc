@@ -78,8 +78,8 @@ Result<Loaded> LoadForward(const std::string& path, ThreadPool& pool) {
 
 // Greedy decode of `tg` tokens after `prompt`, batch 1; tokens per second of the decode steps.
 Result<double> DecodeSpeed(FastForward& fwd, const ModelConfig& c,
-                           const std::vector<int32_t>& prompt, int tg) {
-  SeqKvCache kv(c, int(prompt.size()) + tg + 1);
+                           const std::vector<int32_t>& prompt, int tg, KvType kv_type) {
+  SeqKvCache kv(c, int(prompt.size()) + tg + 1, kv_type);
   const SeqRun pre{kv.blocks(), 0, int(prompt.size()), int(prompt.size())};  // prompt class
   const int32_t last = int32_t(prompt.size()) - 1;
   int32_t tok = 0;
@@ -125,10 +125,10 @@ Result<QualityRow> Measure(const std::string& path, const QualityBenchOptions& o
 }
 
 Result<double> MedianDecodeSpeed(Loaded& l, const std::vector<int32_t>& prompt,
-                                 const QualityBenchOptions& o) {
+                                 const QualityBenchOptions& o, KvType kv_type) {
   std::vector<double> rates;
   for (int r = 0; r < o.reps; ++r) {
-    auto rate = DecodeSpeed(*l.fwd, l.model->config(), prompt, o.tg);
+    auto rate = DecodeSpeed(*l.fwd, l.model->config(), prompt, o.tg, kv_type);
     if (!rate.ok()) return rate.status().WithContext(l.model->path() + ": decode");
     rates.push_back(*rate);
   }
@@ -231,7 +231,8 @@ Status MeasureModels(const QualityBenchOptions& o, ThreadPool& pool, QualitySetu
   std::vector<int32_t> decode_prompt(
       q->seqs[0].begin(),
       q->seqs[0].begin() + std::min<size_t>(q->seqs[0].size(), kDecodePromptTokens));
-  BRISK_ASSIGN_OR_RETURN(ref_row.decode_tok_s, MedianDecodeSpeed(ref, decode_prompt, o));
+  BRISK_ASSIGN_OR_RETURN(ref_row.decode_tok_s,
+                         MedianDecodeSpeed(ref, decode_prompt, o, KvType::kF16));
   ref_row.is_ref = true;
   rep->rows.push_back(ref_row);
   rep->synthetic = IsSynthetic(*ref.model);
@@ -246,7 +247,11 @@ Status MeasureModels(const QualityBenchOptions& o, ThreadPool& pool, QualitySetu
                            ": logits cannot be compared");
     if (mc.context_length > 0) q->ctx = std::min(q->ctx, mc.context_length);
     rep->synthetic = rep->synthetic || IsSynthetic(*l.model);
-    BRISK_ASSIGN_OR_RETURN(row.decode_tok_s, MedianDecodeSpeed(l, decode_prompt, o));
+    if (o.kv_type == KvType::kQ8_0 && mc.head_dim % kKvQ8Group != 0)
+      return Status::Error(o.models[k] + ": --kv-type q8_0 needs a head dimension divisible by " +
+                           std::to_string(kKvQ8Group));
+    row.kv_type = KvTypeName(o.kv_type);
+    BRISK_ASSIGN_OR_RETURN(row.decode_tok_s, MedianDecodeSpeed(l, decode_prompt, o, o.kv_type));
     rep->rows.push_back(row);
   }
   return Status::Ok();
@@ -322,7 +327,9 @@ Result<std::vector<Accumulator>> AgreementPass(const QualityBenchOptions& o, Thr
   }
   std::vector<SeqKvCache> kvs;
   kvs.reserve(q.loaded.size());
-  for (const Loaded& l : q.loaded) kvs.emplace_back(l.model->config(), int(longest));
+  for (size_t k = 0; k < q.loaded.size(); ++k)
+    kvs.emplace_back(q.loaded[k].model->config(), int(longest),
+                     k == 0 ? KvType::kF16 : o.kv_type);
   ChunkBuffers buffers(size_t(q.loaded[0].model->config().n_vocab));
   std::vector<Accumulator> acc(q.loaded.size());
   for (size_t s = 0; s < q.seqs.size(); ++s) {
@@ -371,16 +378,17 @@ std::string QualityReport::ToTable() const {
   if (synthetic)
     s += std::string(kSyntheticNotice) +
          "; agreement measures quantization noise on random weights, not real-model quality\n";
-  s += "\n| model | type | size MiB | load ms | tokenizer ms | decode tok/s | top-1 % | mean KL "
-       "| max KL | positions |\n";
-  s += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  s += "\n| model | type | KV | size MiB | load ms | tokenizer ms | decode tok/s | top-1 % | "
+       "mean KL | max KL | positions |\n";
+  s += "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const QualityRow& r : rows) {
     std::filesystem::path path(r.model);
     if (!path.has_filename()) path = path.parent_path();  // "dir/" of a HF model
     const std::string name = path.filename().string() + (r.is_ref ? " (ref)" : "");
     std::snprintf(
-        buf, sizeof buf, "| %s | %s | %.1f | %.0f | %.1f | %.1f | %.2f | %.3g | %.3g | %lld |\n",
-        name.c_str(), r.file_type.empty() ? "-" : r.file_type.c_str(), r.size_mib, r.load_ms,
+        buf, sizeof buf,
+        "| %s | %s | %s | %.1f | %.0f | %.1f | %.1f | %.2f | %.3g | %.3g | %lld |\n", name.c_str(),
+        r.file_type.empty() ? "-" : r.file_type.c_str(), r.kv_type.c_str(), r.size_mib, r.load_ms,
         r.tokenizer_ms, r.decode_tok_s, r.top1_pct, r.mean_kl, r.max_kl, r.positions);
     s += buf;
   }
@@ -402,6 +410,7 @@ std::string QualityReport::ToJson() const {
     j["models"].push_back({{"model", r.model},
                            {"file_type", r.file_type},
                            {"reference", r.is_ref},
+                           {"kv_type", r.kv_type},
                            {"size_mib", r.size_mib},
                            {"load_ms", r.load_ms},
                            {"tokenizer_ms", r.tokenizer_ms},

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "model/kv_store.h"
 #include "util/status.h"
 
 namespace brisk {
@@ -27,12 +28,16 @@ struct QualityBenchOptions {
   int tg = 64;                      // decode speed: greedy tokens after a short prompt
   int reps = 3;                     // medians over this many loads / decode runs
   bool progress = false;            // progress lines on stderr
+  // The compared models' KV cache (the reference keeps f16): `-m` the reference's own file with
+  // q8_0 here measures what the 8-bit cache costs.
+  KvType kv_type = KvType::kF16;
 };
 
 struct QualityRow {
   std::string model;
   std::string file_type;  // GGUF general.file_type name, "" when unknown
   bool is_ref = false;
+  std::string kv_type = "f16";  // its KV cache element type
   double size_mib = 0;      // bytes on disk (a directory: all its files)
   double load_ms = 0;       // median Model::Load + weight repacking, file in the page cache
   double tokenizer_ms = 0;  // median tokenizer construction from the loaded model

@@ -13,11 +13,15 @@ namespace {
 
 struct BenchQualityCliOptions {
   bool json = false;
+  std::string kv_type = "f16";
   QualityBenchOptions bench;
 };
 
 int RunBenchQuality(BenchQualityCliOptions& o) {
   o.bench.progress = true;
+  auto kv = ParseKvType(o.kv_type);
+  if (!kv.ok()) return ReportError(kv.status().WithContext("--kv-type"));
+  o.bench.kv_type = *kv;
   auto rep = RunQualityBench(o.bench);
   if (!rep.ok()) return ReportError(rep.status());
   std::printf("%s\n", o.json ? rep->ToJson().c_str() : rep->ToTable().c_str());
@@ -48,6 +52,10 @@ CommandFn AddBenchQualitySubcommand(CLI::App& bench) {
   cmd->add_option("--reps", b.reps, "loads and decode runs per model (medians are reported)")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
+  cmd->add_option("--kv-type", o->kv_type,
+                  "the compared models' KV cache: f16, f32 or q8_0 (the reference keeps f16; "
+                  "-m the reference's own file with q8_0 measures the 8-bit cache alone)")
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "print JSON instead of a table");
   return [o] { return RunBenchQuality(*o); };
 }

@@ -54,6 +54,11 @@ Result<std::unique_ptr<Engine>> Engine::Create(const Model& model, const Tokeniz
   BRISK_RETURN_IF_ERROR(ValidateEngineConfig(config));
   EngineConfig c = config;
   const ModelConfig& mc = model.config();
+  if (c.kv_type == KvType::kQ8_0 && mc.head_dim % kKvQ8Group != 0)
+    return Status::InvalidArgument("--kv-type q8_0 needs a head dimension divisible by " +
+                                       std::to_string(kKvQ8Group) + "; this model's is " +
+                                       std::to_string(mc.head_dim) + " (use f16)",
+                                   "kv_type");
   c.max_model_len = ResolveMaxModelLen(c, mc.context_length);
   if (c.max_model_len < 2 || c.max_model_len > mc.context_length)
     return Status::Error("max_model_len must be in 2.." + std::to_string(mc.context_length) +

@@ -28,18 +28,42 @@ Q8Acts SubView(const Q8Acts& a, int t0) {
 
 constexpr int64_t kTokenGrain = 4;  // tokens per parallel chunk for per-token ops
 
+// One position's kKvQ8Group values as q8_0: the scale is the group's largest magnitude / 127,
+// rounded to half, and each value the nearest multiple of that half (ties away from zero).
+void QuantizeQ8Group(const float* x, int8_t* q, int64_t q_stride, uint16_t* scale) {
+  float amax = 0.0f;
+  for (int i = 0; i < kKvQ8Group; ++i) amax = std::max(amax, std::fabs(x[i]));
+  const uint16_t h = Fp32ToFp16(amax / 127.0f);
+  const float d = Fp16ToFp32(h);
+  const float inv = d > 0.0f ? 1.0f / d : 0.0f;
+  for (int i = 0; i < kKvQ8Group; ++i)
+    q[i * q_stride] = int8_t(std::clamp(std::lround(x[i] * inv), -127L, 127L));
+  *scale = h;
+}
+
 // Stores one position's K and V (all KV heads) into its block, converting to the store's type, in
 // the chunk layouts the attention kernel reads (K position-minor, V position-major).
 void WriteKv(const KvBlocks& kv, int layer, int pos, const float* k, const float* v) {
   KvStore& s = *kv.store;
   const int bs = s.block_size(), block = kv.table[pos / bs], row = pos % bs;
-  const int hd = int(s.chunk_bytes() / s.elem_bytes()) / bs;
-  const bool f16 = s.type() == KvType::kF16;
+  const int hd = s.head_dim();
   for (int h = 0; h < s.n_head_kv(); ++h) {
     uint8_t* kc = s.chunk(layer, block, 0, h);
     uint8_t* vc = s.chunk(layer, block, 1, h);
     const float* ks = k + h * hd;
     const float* vs = v + h * hd;
+    if (s.type() == KvType::kQ8_0) {
+      int8_t* kq = reinterpret_cast<int8_t*>(kc);
+      int8_t* vq = reinterpret_cast<int8_t*>(vc);
+      uint16_t* kscale = reinterpret_cast<uint16_t*>(kc + size_t(bs) * hd);
+      uint16_t* vscale = reinterpret_cast<uint16_t*>(vc + size_t(bs) * hd);
+      for (int d = 0; d < hd; d += kKvQ8Group) {
+        QuantizeQ8Group(ks + d, kq + KChunkIndex(bs, row, d), bs, kscale + KScaleIndex(bs, row, d));
+        QuantizeQ8Group(vs + d, vq + VChunkIndex(hd, row, d), 1, vscale + VScaleIndex(hd, row, d));
+      }
+      continue;
+    }
+    const bool f16 = s.type() == KvType::kF16;
     for (int i = 0; i < hd; ++i) {
       const size_t ki = KChunkIndex(bs, row, i), vi = VChunkIndex(hd, row, i);
       if (f16) {
@@ -389,7 +413,7 @@ void FastForward::Attention(int l, int n, std::span<const SeqRun> runs) {
       a.block_stride = kv.store->block_stride();
       a.table = kv.table;
       a.block_size = kv.store->block_size();
-      a.f16 = kv.store->type() == KvType::kF16;
+      a.elem = KvElemOf(kv.store->type());
       a.n_ctx = token_pos_[t] + 1;
       a.group = G;
       a.head_dim = hd;

@@ -13,17 +13,23 @@ namespace brisk {
 Result<KvType> ParseKvType(const std::string& name) {
   if (name == "f16") return KvType::kF16;
   if (name == "f32") return KvType::kF32;
-  return Status::Error("unknown KV cache type '" + name + "' (expected f16 or f32)");
+  if (name == "q8_0") return KvType::kQ8_0;
+  return Status::Error("unknown KV cache type '" + name + "' (expected f16, f32 or q8_0)");
 }
 
-const char* KvTypeName(KvType t) { return t == KvType::kF16 ? "f16" : "f32"; }
+const char* KvTypeName(KvType t) {
+  return t == KvType::kF16 ? "f16" : t == KvType::kQ8_0 ? "q8_0" : "f32";
+}
+
+KvElem KvElemOf(KvType t) {
+  return t == KvType::kF16 ? KvElem::kF16 : t == KvType::kQ8_0 ? KvElem::kQ8_0 : KvElem::kF32;
+}
 
 void KvStore::Free::operator()(void* p) const { std::free(p); }
 
 size_t KvStore::BlockBytes(const ModelConfig& c, int block_size, KvType type) {
-  const size_t elem = type == KvType::kF16 ? 2 : 4;
-  return size_t(c.n_layer) * 2 * size_t(c.n_head_kv) * size_t(block_size) * size_t(c.head_dim) *
-         elem;
+  return size_t(c.n_layer) * 2 * size_t(c.n_head_kv) *
+         KvChunkBytes(KvElemOf(type), block_size, c.head_dim);
 }
 
 KvStore::KvStore(const ModelConfig& c, int n_blocks, int block_size, KvType type)
@@ -34,7 +40,8 @@ KvStore::KvStore(const ModelConfig& c, int n_blocks, int block_size, KvType type
       block_size_(block_size),
       type_(type) {
   BRISK_CHECK(n_blocks >= 0 && block_size >= 1 && block_size <= kMaxKvBlockSize);
-  chunk_bytes_ = size_t(block_size) * size_t(head_dim_) * elem_bytes();
+  BRISK_CHECK(type != KvType::kQ8_0 || head_dim_ % kKvQ8Group == 0);  // CheckKvType first
+  chunk_bytes_ = KvChunkBytes(KvElemOf(type), block_size, head_dim_);
   bytes_ = BlockBytes(c, block_size, type) * size_t(n_blocks);
   // Transparent huge pages (HugePageAlloc: 2 MiB aligned, advised; zeroed lazily by the OS). A
   // decode step reads and writes a few KiB in each of thousands of (layer, block) chunks: on

@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
       a.block_stride = 2 * chunk;
       a.table = table.data();
       a.block_size = bs;
-      a.f16 = true;
+      a.elem = KvElem::kF16;
       a.n_ctx = ctx;
       a.group = G;
       a.head_dim = hd;

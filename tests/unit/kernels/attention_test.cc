@@ -76,7 +76,7 @@ std::vector<float> RunAttend(const Case& c, const Store& s, const std::vector<in
   a.block_stride = s.block_stride;
   a.table = table.data();
   a.block_size = c.block_size;
-  a.f16 = c.f16;
+  a.elem = c.f16 ? KvElem::kF16 : KvElem::kF32;
   a.n_ctx = c.n_ctx;
   a.group = c.group;
   a.head_dim = c.head_dim;

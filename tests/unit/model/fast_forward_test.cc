@@ -337,6 +337,43 @@ TEST_F(FastForwardTest, PagedBlockTableAndKvTypes) {
   }
 }
 
+// --kv-type q8_0: paged and private stores give the same bits, a prompt in chunks gives the bits
+// of one piece, and the logits stay within the golden quantized tolerance of an f32 cache.
+TEST_F(FastForwardTest, Q8KvPagedChunkedAndCloseToF32) {
+  const ModelConfig& c = model_->config();
+  const int V = c.n_vocab, N = 45;
+  FastForward fwd(*model_, pool_, 64);
+  const auto toks = Tokens(N, 6);
+  std::vector<int32_t> rows(N);
+  std::iota(rows.begin(), rows.end(), 0);
+  std::vector<float> own(size_t(N) * V), paged(own.size()), f32(own.size());
+  SeqKvCache kv(c, N, KvType::kQ8_0);
+  ASSERT_TRUE(fwd.Run(toks, 0, kv.blocks(), rows, own.data()).ok());
+  KvStore shared(c, 9, kDefaultKvBlockSize, KvType::kQ8_0);
+  const std::vector<int32_t> table = {7, 2, 5}, other_table = {0, 1};
+  ASSERT_TRUE(fwd.Run(Tokens(32, 9), 0, {&shared, other_table.data(), 2}, {}, nullptr).ok());
+  ASSERT_TRUE(fwd.Run(toks, 0, {&shared, table.data(), 3}, rows, paged.data()).ok());
+  EXPECT_EQ(0, std::memcmp(own.data(), paged.data(), own.size() * sizeof(float)));
+  SeqKvCache chunked_kv(c, N, KvType::kQ8_0);
+  std::vector<float> last(V);
+  const int32_t last_row = 44 - 30;
+  ASSERT_TRUE(fwd.Run(std::span(toks.data(), 30), 0, chunked_kv.blocks(), {}, nullptr).ok());
+  ASSERT_TRUE(fwd.Run(std::span(toks.data() + 30, 15), 30, chunked_kv.blocks(),
+                      std::span(&last_row, 1), last.data())
+                  .ok());
+  EXPECT_EQ(0, std::memcmp(last.data(), &own[size_t(44) * V], V * sizeof(float)));
+  SeqKvCache kv32(c, N, KvType::kF32);
+  ASSERT_TRUE(fwd.Run(toks, 0, kv32.blocks(), rows, f32.data()).ok());
+  double worst = 0;
+  for (int t = 0; t < N; ++t) {
+    const double d = RelL2(&own[size_t(t) * V], &f32[size_t(t) * V], V);
+    worst = std::max(worst, d);
+    EXPECT_LE(d, 4e-2) << t;
+    if (t > 0) EXPECT_GT(d, 0.0) << t;  // the cache types really differ (position 0: softmax of one)
+  }
+  std::printf("q8_0 KV vs f32 KV: worst rel-L2 %.2e over %d positions\n", worst, N);
+}
+
 // A partial prefix-cache hit: a block copied with KvStore::CopyBlock continues exactly like the
 // block it was copied from (every layer, K and V, both cache types), so a sequence that shares
 // the first 20 positions with another and then diverges gives the bits of its own cold run.
