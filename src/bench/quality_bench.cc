@@ -328,8 +328,7 @@ Result<std::vector<Accumulator>> AgreementPass(const QualityBenchOptions& o, Thr
   std::vector<SeqKvCache> kvs;
   kvs.reserve(q.loaded.size());
   for (size_t k = 0; k < q.loaded.size(); ++k)
-    kvs.emplace_back(q.loaded[k].model->config(), int(longest),
-                     k == 0 ? KvType::kF16 : o.kv_type);
+    kvs.emplace_back(q.loaded[k].model->config(), int(longest), k == 0 ? KvType::kF16 : o.kv_type);
   ChunkBuffers buffers(size_t(q.loaded[0].model->config().n_vocab));
   std::vector<Accumulator> acc(q.loaded.size());
   for (size_t s = 0; s < q.seqs.size(); ++s) {
@@ -385,11 +384,11 @@ std::string QualityReport::ToTable() const {
     std::filesystem::path path(r.model);
     if (!path.has_filename()) path = path.parent_path();  // "dir/" of a HF model
     const std::string name = path.filename().string() + (r.is_ref ? " (ref)" : "");
-    std::snprintf(
-        buf, sizeof buf,
-        "| %s | %s | %s | %.1f | %.0f | %.1f | %.1f | %.2f | %.3g | %.3g | %lld |\n", name.c_str(),
-        r.file_type.empty() ? "-" : r.file_type.c_str(), r.kv_type.c_str(), r.size_mib, r.load_ms,
-        r.tokenizer_ms, r.decode_tok_s, r.top1_pct, r.mean_kl, r.max_kl, r.positions);
+    std::snprintf(buf, sizeof buf,
+                  "| %s | %s | %s | %.1f | %.0f | %.1f | %.1f | %.2f | %.3g | %.3g | %lld |\n",
+                  name.c_str(), r.file_type.empty() ? "-" : r.file_type.c_str(), r.kv_type.c_str(),
+                  r.size_mib, r.load_ms, r.tokenizer_ms, r.decode_tok_s, r.top1_pct, r.mean_kl,
+                  r.max_kl, r.positions);
     s += buf;
   }
   return s;

@@ -38,14 +38,14 @@ struct QualityRow {
   std::string file_type;  // GGUF general.file_type name, "" when unknown
   bool is_ref = false;
   std::string kv_type = "f16";  // its KV cache element type
-  double size_mib = 0;      // bytes on disk (a directory: all its files)
-  double load_ms = 0;       // median Model::Load + weight repacking, file in the page cache
-  double tokenizer_ms = 0;  // median tokenizer construction from the loaded model
-  double decode_tok_s = 0;  // median greedy decode speed, batch 1
-  double top1_pct = 0;      // % of positions whose argmax matches the reference's
-  double mean_kl = 0;       // mean KL(ref || model) per position, nats
-  double max_kl = 0;        // worst position
-  long long positions = 0;  // positions compared
+  double size_mib = 0;          // bytes on disk (a directory: all its files)
+  double load_ms = 0;           // median Model::Load + weight repacking, file in the page cache
+  double tokenizer_ms = 0;      // median tokenizer construction from the loaded model
+  double decode_tok_s = 0;      // median greedy decode speed, batch 1
+  double top1_pct = 0;          // % of positions whose argmax matches the reference's
+  double mean_kl = 0;           // mean KL(ref || model) per position, nats
+  double max_kl = 0;            // worst position
+  long long positions = 0;      // positions compared
 };
 
 struct QualityReport {

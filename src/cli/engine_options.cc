@@ -30,7 +30,8 @@ void AddMemoryOptions(CLI::App* cmd, EngineOptions* o) {
   cmd->add_option("--memory-limit", o->memory_limit,
                   "whole-process memory budget, e.g. 1.4G (default: the container's cgroup "
                   "limit, if any): sizes the KV cache to fit under it");
-  cmd->add_option("--kv-type", o->kv_type, "KV cache element type: f16, f32, or q8_0 (8-bit with a scale per 32 values: "
+  cmd->add_option("--kv-type", o->kv_type,
+                  "KV cache element type: f16, f32, or q8_0 (8-bit with a scale per 32 values: "
                   "53% of f16's memory per token; quality cost in docs/experiments.md)")
       ->capture_default_str();
   cmd->add_flag("--no-prefix-caching", o->no_prefix_caching, "disable the prefix cache");

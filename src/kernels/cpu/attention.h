@@ -6,9 +6,9 @@
 // see KvStore), which needs no horizontal sums.
 //
 // Written as plain float code that every ISA tier compiles from the same source
-// (attention_impl.inc) without floating-point contraction; fp16 and q8_0 K/V are widened exactly. Every
-// query row follows the same sequence of operations whatever else is in the call, so results are
-// bitwise identical across ISAs, across how many tokens share a call, and across batches.
+// (attention_impl.inc) without floating-point contraction; fp16 and q8_0 K/V are widened exactly.
+// Every query row follows the same sequence of operations whatever else is in the call, so results
+// are bitwise identical across ISAs, across how many tokens share a call, and across batches.
 #pragma once
 
 #include <cstddef>

@@ -81,7 +81,7 @@ TEST(AttentionQ8, SameBitsAsF32HoldingTheDequantizedValuesOnEveryIsa) {
   struct Case {
     int group, hd, bs, n_ctx, n_tokens;
   };
-  const Case cases[] = {{7, 64, 16, 1, 1},   {7, 64, 16, 300, 1}, {7, 64, 16, 200, 8},
+  const Case cases[] = {{7, 64, 16, 1, 1},   {7, 64, 16, 300, 1},  {7, 64, 16, 200, 8},
                         {2, 128, 32, 77, 3}, {16, 128, 16, 70, 2}, {3, 32, 16, 1000, 1},
                         {4, 64, 64, 129, 4}, {5, 64, 1, 9, 1}};
   for (const Case& c : cases) {

@@ -369,7 +369,8 @@ TEST_F(FastForwardTest, Q8KvPagedChunkedAndCloseToF32) {
     const double d = RelL2(&own[size_t(t) * V], &f32[size_t(t) * V], V);
     worst = std::max(worst, d);
     EXPECT_LE(d, 4e-2) << t;
-    if (t > 0) EXPECT_GT(d, 0.0) << t;  // the cache types really differ (position 0: softmax of one)
+    if (t > 0)
+      EXPECT_GT(d, 0.0) << t;  // the cache types really differ (position 0: softmax of one)
   }
   std::printf("q8_0 KV vs f32 KV: worst rel-L2 %.2e over %d positions\n", worst, N);
 }
