@@ -26,19 +26,30 @@ namespace {
 
 constexpr int kNumValues = 16;
 
-// Index of the codebook entry nearest to v (ties to the lower entry).
-int NearestIndex(float v) {
-  int lo = 0, hi = kNumValues - 1;
-  if (v <= float(kIQ4NLValues[0])) return 0;
-  if (v >= float(kIQ4NLValues[hi])) return hi;
-  while (hi - lo > 1) {  // invariant: values[lo] < v < values[hi] (or equal at an end)
-    const int mid = (lo + hi) / 2;
-    if (v < float(kIQ4NLValues[mid]))
-      hi = mid;
-    else
-      lo = mid;
+// Nearest codebook index for v, by half-units: every midpoint between neighbouring codebook
+// values is a multiple of 0.5, so all v in [k / 2, (k + 1) / 2) share one nearest entry (a v
+// exactly on a midpoint takes the upper one). Entry k + 256 covers that interval, k in
+// [-256, 256).
+struct NearestTable {
+  uint8_t idx[512];
+  constexpr NearestTable() : idx() {
+    for (int k = 0; k < 512; ++k) {
+      const double v = (k - 256) / 2.0 + 0.25;  // inside the interval, never on a midpoint
+      int best = 0;
+      for (int i = 1; i < kNumValues; ++i) {
+        const double di = v - kIQ4NLValues[i], db = v - kIQ4NLValues[best];
+        if (di * di < db * db) best = i;
+      }
+      idx[k] = uint8_t(best);
+    }
   }
-  return v - float(kIQ4NLValues[lo]) <= float(kIQ4NLValues[hi]) - v ? lo : hi;
+};
+constexpr NearestTable kNearest;
+
+int NearestIndex(float v) {
+  if (!(v >= -128.0f)) return 0;  // and NaN: no float-to-int conversion of it below
+  if (v >= 127.5f) return kNumValues - 1;
+  return kNearest.idx[int(std::floor(2.0f * v)) + 256];
 }
 
 // Best float scale of n values (the block's dequantized values are scale * values[q]), and its
@@ -53,11 +64,17 @@ float FitBlock(const float* x, int n, uint8_t* q) {
     std::memset(q, 0, size_t(n));
     return 0.0f;
   }
+  std::memset(q, 8, size_t(n));  // kept if no candidate has a finite score (NaN or inf in x)
   const float sigma2 = sum2 / float(n);
-  float best_d = 0.0f, best_err = INFINITY;
+  double w[kQK_K];
+  for (int i = 0; i < n; ++i) w[i] = double(x[i]) * x[i] + sigma2;
+  float best_d = 0.0f;
+  double best_score = -1;
   uint8_t cand[kQK_K];
   // The largest value lands on (or a little inside) the negative end, -127, or the positive
-  // end, 113: both ends are candidates since the codebook is not symmetric.
+  // end, 113: both ends are candidates since the codebook is not symmetric. With the scale
+  // refitted by least squares, the weighted squared error is sum(w x^2) - sxv^2 / svv, so the
+  // best candidate is the one with the largest sxv^2 / svv.
   for (int end = 0; end < 2; ++end) {
     const float top = end == 0 ? -127.0f : 113.0f;
     for (int step = -4; step <= 4; ++step) {
@@ -65,22 +82,15 @@ float FitBlock(const float* x, int n, uint8_t* q) {
       double sxv = 0, svv = 0;
       for (int i = 0; i < n; ++i) {
         cand[i] = uint8_t(NearestIndex(x[i] * id));
-        const double w = double(x[i]) * x[i] + sigma2;
         const double v = kIQ4NLValues[cand[i]];
-        sxv += w * x[i] * v;
-        svv += w * v * v;
+        sxv += w[i] * x[i] * v;
+        svv += w[i] * v * v;
       }
-      if (svv <= 0) continue;
-      const float d = float(sxv / svv);
-      double err = 0;
-      for (int i = 0; i < n; ++i) {
-        const double w = double(x[i]) * x[i] + sigma2;
-        const double e = x[i] - double(d) * kIQ4NLValues[cand[i]];
-        err += w * e * e;
-      }
-      if (err < best_err) {
-        best_err = float(err);
-        best_d = d;
+      if (!(svv > 0)) continue;
+      const double score = sxv * sxv / svv;
+      if (score > best_score) {  // false for NaN: a block with NaN or inf keeps d = 0
+        best_score = score;
+        best_d = float(sxv / svv);
         std::memcpy(q, cand, size_t(n));
       }
     }
