@@ -36,7 +36,7 @@ Result<FileType> ParseWritableFileType(const std::string& name) {
   if (!ParseFileType(name, &ft) || !CanWriteFileType(ft))
     return Status::Error("unknown or unsupported file type '" + name +
                          "' (choose f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k_m, "
-                         "q5_k_m, q6_k)");
+                         "q5_k_m, q6_k, iq4_nl, iq4_xs)");
   return ft;
 }
 

@@ -42,7 +42,8 @@ CommandFn AddQuantizeCommand(CLI::App& app) {
   sub->add_option("input", o->input, "source GGUF file or Hugging Face directory")->required();
   sub->add_option("output", o->output, "output GGUF file")->required();
   sub->add_option("type", o->type,
-                  "f32 | f16 | bf16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | q4_k_m | q5_k_m | q6_k")
+                  "f32 | f16 | bf16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | q4_k_m | q5_k_m | q6_k | "
+                  "iq4_nl | iq4_xs")
       ->required();
   sub->add_option("-t,--threads", o->threads, "threads (default: all cores)");
   return [o] { return RunQuantize(*o); };

@@ -54,7 +54,8 @@ CommandFn AddSynthCommand(CLI::App& app) {
                   "qwen2.5-0.5b | qwen2.5-1.5b | qwen3-0.6b | tiny | qwen3-embedding-tiny | "
                   "qwen3-reranker-tiny");
   sub->add_option("--type", o->type,
-                  "f32 | f16 | bf16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | q4_k_m | q5_k_m | q6_k");
+                  "f32 | f16 | bf16 | q8_0 | q4_0 | q4_1 | q5_0 | q5_1 | q4_k_m | q5_k_m | q6_k | "
+                  "iq4_nl | iq4_xs");
   sub->add_option("--seed", o->seed, "random seed (same seed, same bytes)");
   sub->add_option("--pooling", o->pooling,
                   "none | last | rank: the file's pooling_type (default: the shape's; rank adds "

@@ -36,6 +36,10 @@ std::string FileTypeName(uint32_t ft) {
       return "Q5_K_M";
     case 18:
       return "Q6_K";
+    case 25:
+      return "IQ4_NL";
+    case 30:
+      return "IQ4_XS";
     case 32:
       return "BF16";
     default:

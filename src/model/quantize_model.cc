@@ -43,6 +43,7 @@ class Converter {
     p.ne0 = t.dims[0];
     p.n_layer = c_.n_layer;
     p.has_output = has_output_;
+    p.n_gqa = c_.n_head_kv > 0 ? c_.n_head / c_.n_head_kv : 1;
     if (t.name.rfind("blk.", 0) == 0) p.layer = std::atoi(t.name.c_str() + 4);
     const GgmlType target = ChooseTensorType(o_.type, p);
     const int64_t cols = t.dims[0], rows = n / cols;

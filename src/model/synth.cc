@@ -89,6 +89,7 @@ std::vector<PlannedTensor> PlanSynthTensors(const SynthShape& shape, FileType fi
     p.layer = layer;
     p.n_layer = shape.n_layer;
     p.has_output = false;
+    p.n_gqa = shape.n_head_kv > 0 ? shape.n_head / shape.n_head_kv : 1;
     GgmlType t = ChooseTensorType(file_type, p);
     plan.push_back({std::move(name), std::move(dims), sigma, mean, t, {}});
   };

@@ -90,6 +90,35 @@ struct BlockQ6_K {
 };
 static_assert(sizeof(BlockQ6_K) == 210);
 
+// IQ4_NL: 32 values, each a 4-bit index into the fixed non-linear codebook kIQ4NLValues, times d.
+// Value i in the low nibble of qs[i], value i+16 in the high nibble (as Q4_0).
+struct BlockIQ4_NL {
+  uint16_t d;
+  uint8_t qs[kQK / 2];
+};
+static_assert(sizeof(BlockIQ4_NL) == 18);
+
+// IQ4_XS: 8 sub-blocks of 32 values with the IQ4_NL codebook; sub-block j's 6-bit scale
+// ls_j = (4 bits of scales_l[j / 2] at 4 * (j % 2)) | (bits 2j..2j+1 of scales_h) << 4, and its
+// values are d * (ls_j - 32) * kIQ4NLValues[q]; qs[16 j + i] holds values 32 j + i (low nibble)
+// and 32 j + 16 + i (high nibble).
+struct BlockIQ4_XS {
+  uint16_t d;
+  uint16_t scales_h;
+  uint8_t scales_l[kQK_K / 64];
+  uint8_t qs[kQK_K / 2];
+};
+static_assert(sizeof(BlockIQ4_XS) == 136);
+
+// The IQ4_NL / IQ4_XS codebook (a fact of the format).
+inline constexpr int8_t kIQ4NLValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                            1,    13,   25,  38,  53,  69,  89,  113};
+
+// Sub-block j's 6-bit IQ4_XS scale (0..63; the multiplier is this minus 32).
+inline int IQ4XSScale(const BlockIQ4_XS& b, int j) {
+  return ((b.scales_l[j / 2] >> (4 * (j % 2))) & 15) | (((b.scales_h >> (2 * j)) & 3) << 4);
+}
+
 // Unpacks sub-block j's 6-bit scale and min from the 12-byte field shared by Q4_K and Q5_K:
 // bytes 0-3 hold sc0-3 (+ high 2 bits of sc4-7), bytes 4-7 hold m0-3 (+ high bits of m4-7),
 // bytes 8-11 hold the low nibbles of sc4-7 and m4-7.

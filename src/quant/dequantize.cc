@@ -134,6 +134,10 @@ void DequantizeRow(GgmlType type, const void* src, float* dst, int64_t n) {
       return DequantizeQ5_K(src, dst, nb);
     case GgmlType::kQ6_K:
       return DequantizeQ6_K(src, dst, nb);
+    case GgmlType::kIQ4_NL:
+      return DequantizeIQ4_NL(src, dst, nb);
+    case GgmlType::kIQ4_XS:
+      return DequantizeIQ4_XS(src, dst, nb);
     default:
       break;
   }

@@ -34,6 +34,12 @@ void DequantizeQ4_K(const void* src, float* dst, int64_t nb);
 void DequantizeQ5_K(const void* src, float* dst, int64_t nb);
 void DequantizeQ6_K(const void* src, float* dst, int64_t nb);
 
+// dequantize_iq4.cc / quantize_iq4.cc: the non-linear 4-bit types.
+void DequantizeIQ4_NL(const void* src, float* dst, int64_t nb);
+void DequantizeIQ4_XS(const void* src, float* dst, int64_t nb);
+void QuantizeIQ4_NL(const float* src, void* dst, int64_t nb);
+void QuantizeIQ4_XS(const float* src, void* dst, int64_t nb);
+
 // quantize.cc: legacy types.
 void QuantizeQ8_0(const float* src, void* dst, int64_t nb);
 void QuantizeQ4_0(const float* src, void* dst, int64_t nb);

@@ -162,6 +162,10 @@ void QuantizeRow(GgmlType type, const float* src, void* dst, int64_t n) {
       return QuantizeQ5_K(src, dst, nb);
     case GgmlType::kQ6_K:
       return QuantizeQ6_K(src, dst, nb);
+    case GgmlType::kIQ4_NL:
+      return QuantizeIQ4_NL(src, dst, nb);
+    case GgmlType::kIQ4_XS:
+      return QuantizeIQ4_XS(src, dst, nb);
     default:
       break;
   }

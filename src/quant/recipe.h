@@ -25,6 +25,8 @@ enum class FileType : uint32_t {
   kQ4_K_M = 15,
   kQ5_K_M = 17,
   kQ6_K = 18,
+  kIQ4_NL = 25,
+  kIQ4_XS = 30,
   kBF16 = 32,
 };
 
@@ -41,6 +43,7 @@ struct TensorPlacement {
   int layer = -1;   // block index for blk.N.* tensors
   int n_layer = 0;
   bool has_output = false;  // the model has a separate output.weight (untied)
+  int n_gqa = 1;            // query heads per KV head (attention heads / KV heads)
 };
 
 // The type llama.cpp would give this tensor in a file of type `ft`. 1-D tensors (norms, biases)

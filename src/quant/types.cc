@@ -23,6 +23,8 @@ constexpr TypeTraits kTraits[] = {
     {GgmlType::kQ5_K, "Q5_K", 256, 176, true, true},
     {GgmlType::kQ6_K, "Q6_K", 256, 210, true, true},
     {GgmlType::kQ8_K, "Q8_K", 256, 292, false, false},
+    {GgmlType::kIQ4_NL, "IQ4_NL", 32, 18, true, true},
+    {GgmlType::kIQ4_XS, "IQ4_XS", 256, 136, true, true},
     {GgmlType::kBF16, "BF16", 1, 2, true, true},
 };
 

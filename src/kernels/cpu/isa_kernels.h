@@ -102,9 +102,10 @@ struct FloatArgs {
 using FloatKernelFn = void (*)(const FloatArgs&);
 
 struct IsaKernels {
-  IntKernelFn gemv[8];    // indexed by PackedKind (int kinds): in-register unpack, any n_tokens
-  IntKernelFn gemm[8];    // unpack into scratch once, then token tiles
-  FloatKernelFn fmat[3];  // F32, F16, BF16
+  IntKernelFn
+      gemv[kNumIntKinds];  // indexed by PackedKind (int kinds): in-register unpack, any n_tokens
+  IntKernelFn gemm[kNumIntKinds];  // unpack into scratch once, then token tiles
+  FloatKernelFn fmat[3];           // F32, F16, BF16
   // x: cols floats -> qs (cols bytes), meta (cols / 32)
   void (*quantize_row)(const float* x, int64_t cols, int8_t* qs, ActMeta* meta);
   // sum of x^2 in the canonical 16-lane order (see acts.h)
@@ -120,7 +121,7 @@ struct IsaKernels {
   // Token count from which Matmul takes the gemm path (measured per tier: kernel_bench --gemm).
   int gemm_min_tokens = 4;
   // Per kind (0: gemm_min_tokens), where AMX tiles are not in use.
-  int gemm_min_tokens_kind[8] = {};
+  int gemm_min_tokens_kind[kNumIntKinds] = {};
   // The fused gate/up + SwiGLU (IntArgs::glu) takes gemm_pair from this many tokens even where
   // the plain matmul would still take the gemv path (0: from gemm_min_tokens_kind); below that,
   // gemv_pair where the plain matmul runs it. Either way it saves the separate SiLU pass over the
@@ -132,14 +133,14 @@ struct IsaKernels {
   int glu_gemv_min_tokens = 0;
   // Prefill path (null: the tier has none; used only where AmxBf16Enabled()) and its bf16
   // conversion (round to nearest even): values [32 b, 32 b + 32) of x go to out + b * stride.
-  WideKernelFn wide[8] = {};
-  WideGluFn wide_glu[8] = {};
+  WideKernelFn wide[kNumIntKinds] = {};
+  WideGluFn wide_glu[kNumIntKinds] = {};
   void (*to_bf16)(const float* x, int64_t n, uint16_t* out, int64_t stride) = nullptr;
   // Optional (null: none): the gemm path over two consecutive groups at once (IntArgs::n_groups).
-  IntKernelFn gemm_pair[8] = {};
+  IntKernelFn gemm_pair[kNumIntKinds] = {};
   // Optional: the gemv path over two consecutive groups, from gemv_pair_min_tokens[kind] tokens.
-  IntKernelFn gemv_pair[8] = {};
-  int gemv_pair_min_tokens[8] = {};
+  IntKernelFn gemv_pair[kNumIntKinds] = {};
+  int gemv_pair_min_tokens[kNumIntKinds] = {};
 };
 
 const IsaKernels& ScalarKernels();

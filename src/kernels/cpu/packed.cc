@@ -33,6 +33,10 @@ PackedKind KindOf(GgmlType t) {
       return PackedKind::kQ5_K;
     case GgmlType::kQ6_K:
       return PackedKind::kQ6_K;
+    case GgmlType::kIQ4_NL:
+      return PackedKind::kIQ4_NL;
+    case GgmlType::kIQ4_XS:
+      return PackedKind::kIQ4_XS;
     case GgmlType::kF32:
       return PackedKind::kF32;
     case GgmlType::kF16:
@@ -226,6 +230,30 @@ void PackQ6_K(const GroupSrc& s, int64_t nsb, uint8_t* dst) {
     }
 }
 
+void PackIQ4_NL(const GroupSrc& s, int64_t nb, uint8_t* dst) {
+  for (int64_t b = 0; b < nb; ++b, dst += kIQ4_NLStride)
+    for (int r = 0; r < 16; ++r) {
+      BlockIQ4_NL x;
+      Load(s, r, b, &x);
+      PackNibbles16(x.qs, r, dst);
+      std::memcpy(dst + kIQ4_NLD + 2 * r, &x.d, 2);
+    }
+}
+
+void PackIQ4_XS(const GroupSrc& s, int64_t nsb, uint8_t* dst) {
+  for (int64_t sb = 0; sb < nsb; ++sb, dst += kIQ4_XSStride)
+    for (int r = 0; r < 16; ++r) {
+      BlockIQ4_XS x;
+      // Padding rows: all-zero blocks, whose multipliers are 0 - 32 (outputs never stored).
+      Load(s, r, sb, &x);
+      for (int j = 0; j < 8; ++j) {
+        PackNibbles16(x.qs + 16 * j, r, dst + 256 * j);
+        dst[kIQ4_XSSc + 16 * j + r] = uint8_t(int8_t(IQ4XSScale(x, j) - 32));
+      }
+      std::memcpy(dst + kIQ4_XSD + 2 * r, &x.d, 2);
+    }
+}
+
 // F32 / F16 / BF16: elements of `e` bytes, interleaved by row.
 void PackFloat(const GroupSrc& s, int64_t cols, size_t e, uint8_t* dst) {
   for (int r = 0; r < 16; ++r)
@@ -256,6 +284,10 @@ void PackGroup(PackedKind kind, const GroupSrc& s, int64_t cols, uint8_t* dst) {
       return PackQ5_K(s, nsb, dst);
     case PackedKind::kQ6_K:
       return PackQ6_K(s, nsb, dst);
+    case PackedKind::kIQ4_NL:
+      return PackIQ4_NL(s, nb, dst);
+    case PackedKind::kIQ4_XS:
+      return PackIQ4_XS(s, nsb, dst);
     case PackedKind::kF32:
       return PackFloat(s, cols, 4, dst);
     case PackedKind::kF16:
@@ -287,6 +319,10 @@ size_t GroupBytes(PackedKind kind, int64_t cols) {
       return size_t(cols / kQK_K) * kQ5_KStride;
     case PackedKind::kQ6_K:
       return size_t(cols / kQK_K) * kQ6_KStride;
+    case PackedKind::kIQ4_NL:
+      return size_t(cols / kQK) * kIQ4_NLStride;
+    case PackedKind::kIQ4_XS:
+      return size_t(cols / kQK_K) * kIQ4_XSStride;
     case PackedKind::kF32:
       return size_t(cols) * 16 * 4;
     case PackedKind::kF16:

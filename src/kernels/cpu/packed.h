@@ -18,6 +18,9 @@
 //         | sc[8][16] u8 | m[8][16] u8 | d[16] | dmin[16]                        = 2368 B
 //   Q5_K  as Q4_K plus hmask[8 blocks][8] u64 after the nibbles                = 2880 B
 //   Q6_K  ql[2][16][16][4] | qh[2][8][16][4] | sc[16][16] i8 | d[16]           = 3360 B
+//   IQ4_NL  as Q4_0 (nibbles are codebook indices; kernels map them to value + 128)  = 288 B
+//   IQ4_XS  nib[8 blocks][4][16][4] (each block as Q4_0's) | sc[8][16] i8 (ls - 32) | d[16]
+//                                                                              = 2208 B
 //   F32 / F16 / BF16   [cols][16] values (column-major inside the group)
 // Rows past the end of the matrix are zero padding (their outputs are never stored).
 // Types without a packed kernel (Q2_K, Q3_K) keep a zero-copy view of the original rows.
@@ -28,6 +31,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/cpu/layout.h"
 #include "quant/types.h"
 
 namespace brisk {
@@ -45,13 +49,15 @@ enum class PackedKind : int {
   kQ8_0,
   kQ4_K,
   kQ5_K,
-  kQ6_K,  // int8 activations
+  kQ6_K,
+  kIQ4_NL,
+  kIQ4_XS,  // int8 activations (kNumIntKinds, layout.h)
   kF32,
   kF16,
   kBF16,  // fp32 activations
   kRaw,   // not repacked: original rows, dequantised on the fly (Q2_K, Q3_K); fp32 activations
 };
-inline constexpr int kNumIntKinds = 8;
+static_assert(int(PackedKind::kF32) == kNumIntKinds);
 
 // Bytes of one 16-row group for `cols` columns of a packed kind (not kRaw).
 size_t GroupBytes(PackedKind kind, int64_t cols);
@@ -86,7 +92,8 @@ struct WeightSource {
   int64_t rows;
 };
 
-// Packs one tensor. Supported types: Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q4_K Q5_K Q6_K F32 F16 BF16 (packed)
+// Packs one tensor. Supported types: Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q4_K Q5_K Q6_K IQ4_NL IQ4_XS F32 F16
+// BF16 (packed)
 // and Q2_K Q3_K (zero-copy view: `data` must outlive the result). cols must be a multiple of the
 // block size. With a pool, packing runs on all its threads.
 PackedWeights PackWeights(GgmlType type, const void* data, int64_t rows, int64_t cols,

@@ -2,7 +2,7 @@
 // them), and the fallback on CPUs without AVX2. Deliberately plain: one lane at a time.
 //
 // Per output (row r, token t), starting from f = 0.0f, for each 32-value block b in order:
-//   kind A (Q4_0 Q5_0 Q8_0): i = sum_j u_j * a_j + neg_off(a)        (exact int32)
+//   kind A (Q4_0 Q5_0 Q8_0 IQ4_NL IQ4_XS): i = sum_j u_j * a_j + neg_off(a)   (exact int32)
 //                            f = fma(float(i), s0 * d_a, f)
 //   kind B (Q4_1 Q5_1 Q4_K Q5_K): i = sum_j u_j * a_j
 //                            f = fma(float(i), s0 * d_a, f); f = fma(s1, dsum_a, f)
@@ -192,11 +192,34 @@ void UnpackBlock<7>(const uint8_t* g, int64_t b, Block* o) {  // Q6_K
   }
 }
 
+// IQ4_NL / IQ4_XS: the nibbles are codebook indices; the operand is the codebook value + 128.
+void Codebook(Block* o) {
+  for (auto& op : o->u)
+    for (auto& row : op)
+      for (uint8_t& v : row) v = kIQ4Lut[v];
+}
+template <>
+void UnpackBlock<8>(const uint8_t* g, int64_t b, Block* o) {  // IQ4_NL
+  const uint8_t* p = g + b * kIQ4_NLStride;
+  Nibbles(p, 4, 0, 4, false, o);
+  Codebook(o);
+  for (int r = 0; r < 16; ++r) o->s0[r] = H(p + kIQ4_NLD, r);
+}
+template <>
+void UnpackBlock<9>(const uint8_t* g, int64_t b, Block* o) {  // IQ4_XS
+  const uint8_t* sb = g + (b / 8) * kIQ4_XSStride;
+  const int j = int(b % 8);
+  Nibbles(sb + 256 * j, 4, 0, 4, false, o);
+  Codebook(o);
+  for (int r = 0; r < 16; ++r)
+    o->s0[r] = H(sb + kIQ4_XSD, r) * float(int8_t(sb[kIQ4_XSSc + 16 * j + r]));
+}
+
 constexpr int KindClass(int kind) {  // 0 = A (offset), 1 = B (min), 2 = C (Q6_K halves)
   return kind == 7 ? 2 : (kind == 1 || kind == 3 || kind == 5 || kind == 6) ? 1 : 0;
 }
 int32_t NegOffset(int kind, const ActMeta& m) {
-  return kind == 0 ? m.neg8 : kind == 2 ? m.neg16 : kind == 4 ? m.neg128 : 0;
+  return kind == 0 ? m.neg8 : kind == 2 ? m.neg16 : (kind == 4 || kind >= 8) ? m.neg128 : 0;
 }
 
 template <int Kind>
@@ -275,9 +298,9 @@ void FloatKernel(const FloatArgs& a) {
 const IsaKernels& ScalarKernels() {
   static const IsaKernels k = {
       {IntKernel<0>, IntKernel<1>, IntKernel<2>, IntKernel<3>, IntKernel<4>, IntKernel<5>,
-       IntKernel<6>, IntKernel<7>},
+       IntKernel<6>, IntKernel<7>, IntKernel<8>, IntKernel<9>},
       {IntKernel<0>, IntKernel<1>, IntKernel<2>, IntKernel<3>, IntKernel<4>, IntKernel<5>,
-       IntKernel<6>, IntKernel<7>},
+       IntKernel<6>, IntKernel<7>, IntKernel<8>, IntKernel<9>},
       {FloatKernel<0>, FloatKernel<1>, FloatKernel<2>},
       QuantizeRow,
       SumSquares,

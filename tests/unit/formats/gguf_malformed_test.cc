@@ -311,6 +311,15 @@ TEST_F(GgufMalformed, RowNotAMultipleOfTheBlockSize) {
                         {"not a multiple of the Q8_0 block size 32"}));
 }
 
+// IQ4_XS rows come in 256-value super-blocks (t1 has 32 values per row); IQ4_NL with t1's 32 is a
+// valid shape, its 36 bytes fit t1's data, so the file opens.
+TEST_F(GgufMalformed, IQ4RowsNotAMultipleOfTheBlockSize) {
+  const TensorField& t1 = L_.Tensor("t1");
+  EXPECT_TRUE(FailsWith(OpenBytes(Patched<uint32_t>(t1.type_off, uint32_t(GgmlType::kIQ4_XS))),
+                        {"not a multiple of the IQ4_XS block size 256"}));
+  EXPECT_TRUE(OpenBytes(Patched<uint32_t>(t1.type_off, uint32_t(GgmlType::kIQ4_NL))).ok());
+}
+
 TEST_F(GgufMalformed, TensorNameLengthPastEof) {
   EXPECT_TRUE(FailsWith(OpenBytes(Patched<uint64_t>(L_.Tensor("t1").name_off, ~uint64_t(0))),
                         {"tensor name length", "past end"}));

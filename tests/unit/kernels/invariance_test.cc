@@ -73,7 +73,8 @@ INSTANTIATE_TEST_SUITE_P(Types, Invariance,
                          ::testing::Values(GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0,
                                            GgmlType::kQ5_1, GgmlType::kQ8_0, GgmlType::kQ4_K,
                                            GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kF32,
-                                           GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ2_K),
+                                           GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ2_K,
+                                           GgmlType::kIQ4_NL, GgmlType::kIQ4_XS),
                          [](const auto& info) { return std::string(TypeName(info.param)); });
 
 }  // namespace

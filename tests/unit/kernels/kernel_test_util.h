@@ -94,6 +94,12 @@ inline std::vector<uint8_t> RandomWeights(GgmlType type, int64_t rows, int64_t c
         case GgmlType::kQ6_K:
           PutHalf(p + 208, scale(rng) / 64);
           break;
+        case GgmlType::kIQ4_NL:  // codebook values up to 127
+          PutHalf(p, scale(rng) / 16 * sgn());
+          break;
+        case GgmlType::kIQ4_XS:  // and multipliers up to 32
+          PutHalf(p, scale(rng) / 256 * sgn());
+          break;
         case GgmlType::kQ2_K:
           PutHalf(p + 80, scale(rng)), PutHalf(p + 82, scale(rng));
           break;

@@ -13,10 +13,10 @@
 namespace brisk::test {
 namespace {
 
-const GgmlType kTypes[] = {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
-                           GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K,
-                           GgmlType::kF32,  GgmlType::kF16,  GgmlType::kBF16, GgmlType::kQ2_K,
-                           GgmlType::kQ3_K};
+const GgmlType kTypes[] = {GgmlType::kQ4_0, GgmlType::kQ4_1,   GgmlType::kQ5_0,  GgmlType::kQ5_1,
+                           GgmlType::kQ8_0, GgmlType::kQ4_K,   GgmlType::kQ5_K,  GgmlType::kQ6_K,
+                           GgmlType::kF32,  GgmlType::kF16,    GgmlType::kBF16,  GgmlType::kQ2_K,
+                           GgmlType::kQ3_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS};
 
 struct Shape {
   int64_t rows, cols;
@@ -165,8 +165,9 @@ TEST(Matmul, IntGluEqualsMatmulThenSilu) {
   const int64_t rows = 96;
   int forced_checked = 0;  // avx512 runs at 12 tokens with the GEMM path forced
   int gemv_checked = 0;    // avx512 runs at 8 and 16 tokens (GemvPair)
-  for (GgmlType type : {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
-                        GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K}) {
+  for (GgmlType type :
+       {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ8_0,
+        GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS}) {
     const int64_t cols = GetTypeTraits(type).block_size == 256 ? 512 : 896;
     // 28: the fused kernel's own threshold (IsaKernels::glu_min_tokens) while the plain matmul
     // still takes the gemv path, so the two paths' bits meet here.

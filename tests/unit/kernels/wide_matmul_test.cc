@@ -4,15 +4,15 @@
 // contract: a token's result never depends on the other tokens of the call.
 #include <algorithm>
 
-#include "kernels/cpu/elementwise.h"
-
 #include "kernel_test_util.h"
+#include "kernels/cpu/elementwise.h"
 
 namespace brisk::test {
 namespace {
 
-const GgmlType kIntTypes[] = {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
-                              GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K};
+const GgmlType kIntTypes[] = {GgmlType::kQ4_0,   GgmlType::kQ4_1,  GgmlType::kQ5_0, GgmlType::kQ5_1,
+                              GgmlType::kQ8_0,   GgmlType::kQ4_K,  GgmlType::kQ5_K, GgmlType::kQ6_K,
+                              GgmlType::kIQ4_NL, GgmlType::kIQ4_XS};
 
 float FromBf16(uint16_t b) {
   const uint32_t u = uint32_t(b) << 16;
@@ -141,7 +141,8 @@ TEST_P(WideTypes, FusedGluEqualsMatmulThenSiluThenBf16) {
   const int64_t cols = GetTypeTraits(type).block_size == 256 ? 512 : 896, rows = 96;
   for (int n : {1, 37, 70}) {
     SCOPED_TRACE("tokens " + std::to_string(n));
-    const auto wg = RandomWeights(type, rows, cols, 31 + n), wu = RandomWeights(type, rows, cols, 57);
+    const auto wg = RandomWeights(type, rows, cols, 31 + n),
+               wu = RandomWeights(type, rows, cols, 57);
     const PackedWeights pw =
         PackWeightsConcat({{type, wg.data(), rows}, {type, wu.data(), rows}}, cols, &pool);
     ASSERT_TRUE(GluWideSupported(pw, Isa::kAvx512));

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -164,6 +165,45 @@ TEST(DequantizeHandMade, Q2_KAndQ3_K) {
   }
 }
 
+// IQ4_NL: value i = d * codebook[index i], indices as Q4_0's nibbles.
+TEST(DequantizeHandMade, IQ4_NL) {
+  Bytes b(18);
+  b.F16(0, 0.5f);
+  for (int i = 0; i < 16; ++i) b.b[2 + i] = uint8_t(i | (15 - i) << 4);
+  auto y = Deq(GgmlType::kIQ4_NL, b, 32);
+  for (int i = 0; i < 16; ++i) {
+    EXPECT_EQ(y[i], 0.5f * float(kIQ4NLValues[i])) << i;
+    EXPECT_EQ(y[16 + i], 0.5f * float(kIQ4NLValues[15 - i])) << i;
+  }
+  EXPECT_EQ(y[0], -63.5f);  // the codebook's ends, written out: -127 and 113
+  EXPECT_EQ(y[16], 56.5f);
+}
+
+// IQ4_XS: d (2 bytes), scales_h (2), scales_l (4), qs (128); sub-block j's multiplier is its
+// 6-bit scale minus 32, the 6 bits being scales_l's nibble j (low nibble first) and bits 2j..2j+1
+// of scales_h above them.
+TEST(DequantizeHandMade, IQ4_XS) {
+  Bytes b(136);
+  b.F16(0, 0.25f);
+  const int ls[8] = {0, 63, 32, 33, 17, 48, 5, 40};  // multipliers -32, 31, 0, 1, ...
+  uint16_t sh = 0;
+  for (int j = 0; j < 8; ++j) {
+    b.b[4 + j / 2] = uint8_t(b.b[4 + j / 2] | (ls[j] & 15) << (4 * (j % 2)));
+    sh = uint16_t(sh | (ls[j] >> 4) << (2 * j));
+  }
+  b.b[2] = uint8_t(sh & 0xff), b.b[3] = uint8_t(sh >> 8);
+  for (int k = 0; k < 128; ++k) b.b[8 + k] = uint8_t(((k * 7) & 15) | ((k * 3 + 1) & 15) << 4);
+  auto y = Deq(GgmlType::kIQ4_XS, b, 256);
+  for (int j = 0; j < 8; ++j)
+    for (int i = 0; i < 16; ++i) {
+      const int k = 16 * j + i;
+      const float dl = 0.25f * float(ls[j] - 32);
+      EXPECT_EQ(y[32 * j + i], dl * float(kIQ4NLValues[(k * 7) & 15])) << j << " " << i;
+      EXPECT_EQ(y[32 * j + 16 + i], dl * float(kIQ4NLValues[(k * 3 + 1) & 15])) << j << " " << i;
+    }
+  EXPECT_EQ(y[0], 0.25f * -32 * -127);
+}
+
 TEST(DequantizeHandMade, FloatTypes) {
   const float x[4] = {1.0f, -2.5f, 65504.0f, 1e-7f};
   std::vector<float> y(4);
@@ -202,22 +242,27 @@ struct GoldenCase {
   std::string type;    // <TYPE>
 };
 
-// Golden files: ../shared/golden/dequant when present, else the committed tests/data/dequant.
+// Golden files: ../shared/golden/dequant when present, and the committed tests/data/golden/dequant
+// (the shared set's subset, skipped where the shared set has the same file, plus the IQ4 files
+// only tests/data has).
 std::vector<GoldenCase> ListGoldenCases(std::string* dir_out) {
   namespace fs = std::filesystem;
-  std::string dir = test::GoldenPath("dequant");
-  if (dir.empty() || !fs::is_directory(dir)) dir = test::DataPath("golden/dequant");
-  *dir_out = dir;
+  const std::string shared = test::GoldenPath("dequant"), data = test::DataPath("golden/dequant");
+  *dir_out = shared.empty() ? data : shared + " and " + data;
   std::vector<GoldenCase> out;
-  if (!fs::is_directory(dir)) return out;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (name.size() < 5 || name.substr(name.size() - 4) != ".f32") continue;
-    const std::string stem = name.substr(0, name.size() - 4);
-    const size_t first = stem.find('.'), last = stem.rfind('.');
-    if (first == std::string::npos || first == last) continue;
-    out.push_back({e.path().string(), stem.substr(0, first),
-                   stem.substr(first + 1, last - first - 1), stem.substr(last + 1)});
+  std::set<std::string> seen;
+  for (const std::string& dir : {shared, data}) {
+    if (dir.empty() || !fs::is_directory(dir)) continue;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      const std::string name = e.path().filename().string();
+      if (name.size() < 5 || name.substr(name.size() - 4) != ".f32") continue;
+      if (!seen.insert(name).second) continue;
+      const std::string stem = name.substr(0, name.size() - 4);
+      const size_t first = stem.find('.'), last = stem.rfind('.');
+      if (first == std::string::npos || first == last) continue;
+      out.push_back({e.path().string(), stem.substr(0, first),
+                     stem.substr(first + 1, last - first - 1), stem.substr(last + 1)});
+    }
   }
   std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.file < b.file; });
   return out;

@@ -20,9 +20,10 @@
 namespace brisk {
 namespace {
 
-const GgmlType kQuantizable[] = {GgmlType::kF16,  GgmlType::kBF16, GgmlType::kQ8_0, GgmlType::kQ4_0,
-                                 GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1, GgmlType::kQ4_K,
-                                 GgmlType::kQ5_K, GgmlType::kQ6_K};
+const GgmlType kQuantizable[] = {GgmlType::kF16,  GgmlType::kBF16,   GgmlType::kQ8_0,
+                                 GgmlType::kQ4_0, GgmlType::kQ4_1,   GgmlType::kQ5_0,
+                                 GgmlType::kQ5_1, GgmlType::kQ4_K,   GgmlType::kQ5_K,
+                                 GgmlType::kQ6_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS};
 
 std::vector<float> RandomWeights(size_t n, uint32_t seed, double outlier_fraction) {
   std::mt19937 rng(seed);
@@ -160,10 +161,10 @@ struct LlamaRel {
   double rel;
 };
 const LlamaRel kLlamaRel[] = {
-    {GgmlType::kF16, 0.00021},  {GgmlType::kBF16, 0.00166}, {GgmlType::kQ8_0, 0.00535},
-    {GgmlType::kQ6_K, 0.01774}, {GgmlType::kQ5_1, 0.03782}, {GgmlType::kQ5_0, 0.04266},
-    {GgmlType::kQ5_K, 0.03611}, {GgmlType::kQ4_1, 0.07819}, {GgmlType::kQ4_K, 0.07134},
-    {GgmlType::kQ4_0, 0.08585},
+    {GgmlType::kF16, 0.00021},  {GgmlType::kBF16, 0.00166},   {GgmlType::kQ8_0, 0.00535},
+    {GgmlType::kQ6_K, 0.01774}, {GgmlType::kQ5_1, 0.03782},   {GgmlType::kQ5_0, 0.04266},
+    {GgmlType::kQ5_K, 0.03611}, {GgmlType::kQ4_1, 0.07819},   {GgmlType::kQ4_K, 0.07134},
+    {GgmlType::kQ4_0, 0.08585}, {GgmlType::kIQ4_NL, 0.07615}, {GgmlType::kIQ4_XS, 0.07671},
 };
 constexpr double kMaxRatio = 1.1;  // acceptance: ours no worse than 1.1x llama.cpp's RMS error
 // Outliers widen the blocks that hold them, which costs every type more (ours measures 1.1x to
@@ -213,6 +214,8 @@ const QualityCase kQualityCases[] = {
     {GgmlType::kQ4_K, "tiny-untied-q4_k_m", "tiny-untied-f32"},
     {GgmlType::kQ5_K, "tiny-untied-q5_k_m", "tiny-untied-f32"},
     {GgmlType::kQ6_K, "tiny-untied-q6_k", "tiny-untied-f32"},
+    {GgmlType::kIQ4_NL, "tiny-untied-iq4_nl", "tiny-untied-f32"},  // tests/data/golden
+    {GgmlType::kIQ4_XS, "tiny-untied-iq4_xs", "tiny-untied-f32"},
 };
 
 // Enough values for a stable ratio (the third digit moves by ~1e-3 between tensor subsets) while

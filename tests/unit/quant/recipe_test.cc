@@ -13,8 +13,9 @@
 namespace brisk {
 namespace {
 
-TensorPlacement Place(const gguf::TensorInfo& t, int n_layer, bool has_output) {
+TensorPlacement Place(const gguf::TensorInfo& t, int n_layer, bool has_output, int n_gqa) {
   TensorPlacement p;
+  p.n_gqa = n_gqa;
   p.name = t.name;
   p.n_dims = t.n_dims;
   p.ne0 = t.ne[0];
@@ -24,6 +25,7 @@ TensorPlacement Place(const gguf::TensorInfo& t, int n_layer, bool has_output) {
   return p;
 }
 
+// The last two are in tests/data/golden only (made by llama.cpp's quantizer, see its README).
 const char* const kQuantized[] = {
     "tiny-q8_0",        "tiny-q4_0",          "tiny-q4_1",          "tiny-q5_0",
     "tiny-q5_1",        "tiny-q4_k_m",        "tiny-q5_k_m",        "tiny-q6_k",
@@ -31,7 +33,7 @@ const char* const kQuantized[] = {
     "tiny-untied-q8_0", "tiny-untied-q4_0",   "tiny-untied-q4_1",   "tiny-untied-q5_0",
     "tiny-untied-q5_1", "tiny-untied-q4_k_m", "tiny-untied-q5_k_m", "tiny-untied-q6_k",
     "tiny-untied-f16",  "tiny-untied-bf16",   "tiny-qwen3-q8_0",    "tiny-qwen3-q4_k_m",
-    "tiny-qwen3-q6_k",  "tiny-qwen3-f16",
+    "tiny-qwen3-q6_k",  "tiny-qwen3-f16",     "tiny-untied-iq4_nl", "tiny-untied-iq4_xs",
 };
 
 class RecipeMatchesLlamaCpp : public ::testing::TestWithParam<const char*> {};
@@ -50,10 +52,14 @@ TEST_P(RecipeMatchesLlamaCpp, EveryTensorType) {
   auto n_layer = f->GetUInt(*arch + ".block_count");
   ASSERT_TRUE(n_layer.ok());
   const bool has_output = f->FindTensor("output.weight") != nullptr;
+  auto n_head = f->GetUInt(*arch + ".attention.head_count");
+  auto n_head_kv = f->GetUInt(*arch + ".attention.head_count_kv");
+  ASSERT_TRUE(n_head.ok() && n_head_kv.ok() && *n_head_kv > 0);
+  const int n_gqa = int(*n_head / *n_head_kv);
   int checked = 0;
   for (const auto& t : f->tensors()) {
     GgmlType want = t.type;
-    GgmlType got = ChooseTensorType(ft, Place(t, int(*n_layer), has_output));
+    GgmlType got = ChooseTensorType(ft, Place(t, int(*n_layer), has_output, n_gqa));
     EXPECT_EQ(TypeName(got), TypeName(want)) << name << " " << t.name;
     ++checked;
   }
@@ -100,6 +106,29 @@ TEST(Recipe, Qwen25HalfBillionQ4KM) {
   EXPECT_EQ(hist["F32"], 121);
 }
 
+// llama-quantize IQ4_XS on a Qwen2.5-0.5B-shaped model (24 layers, 14 heads / 2 KV heads, hidden
+// 896, ffn 4864), as its log printed: ffn_down of the first eighth of the layers Q5_K, attn_v
+// Q5_K for 7 heads per KV head (falling back to Q5_1 at 896 columns), 896-column matrices IQ4_NL.
+TEST(Recipe, Qwen25HalfBillionIQ4XS) {
+  auto type = [](const std::string& n, int64_t ne0, int layer) {
+    TensorPlacement p;
+    p.name = n;
+    p.ne0 = ne0;
+    p.layer = layer;
+    p.n_layer = 24;
+    p.n_gqa = 7;
+    return std::string(TypeName(ChooseTensorType(FileType::kIQ4_XS, p)));
+  };
+  for (int l = 0; l < 24; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    EXPECT_EQ(type(b + "ffn_down.weight", 4864, l), l < 3 ? "Q5_K" : "IQ4_XS") << l;
+    EXPECT_EQ(type(b + "attn_v.weight", 896, l), "Q5_1") << l;
+    EXPECT_EQ(type(b + "attn_q.weight", 896, l), "IQ4_NL") << l;
+    EXPECT_EQ(type(b + "ffn_up.weight", 896, l), "IQ4_NL") << l;
+  }
+  EXPECT_EQ(type("token_embd.weight", 896, -1), "Q8_0");  // tied: the output matrix
+}
+
 TEST(Recipe, ParseFileTypeNames) {
   FileType ft;
   ASSERT_TRUE(ParseFileType("q4_k_m", &ft));
@@ -108,6 +137,10 @@ TEST(Recipe, ParseFileTypeNames) {
   EXPECT_EQ(ft, FileType::kBF16);
   EXPECT_FALSE(ParseFileType("q4_k", &ft));
   EXPECT_EQ(FileTypeString(FileType::kQ5_K_M), "Q5_K_M");
+  ASSERT_TRUE(ParseFileType("iq4_xs", &ft));
+  EXPECT_EQ(ft, FileType::kIQ4_XS);
+  ASSERT_TRUE(ParseFileType("IQ4_NL", &ft));
+  EXPECT_EQ(ft, FileType::kIQ4_NL);
 }
 
 }  // namespace

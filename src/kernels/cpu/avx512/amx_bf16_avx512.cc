@@ -88,7 +88,10 @@ void DequantGroup(const uint8_t* group, int64_t cols, uint16_t* scratch) {
   const Spread& sp = Spreads();
   const int64_t nb = cols / 32;
   constexpr int kClass = ClassOf(Kind);
-  constexpr float kOff = Kind == 0 ? 8.0f : Kind == 2 ? 16.0f : Kind == 4 ? 128.0f : 32.0f;
+  constexpr float kOff = Kind == 0                  ? 8.0f
+                         : Kind == 2                ? 16.0f
+                         : (Kind == 4 || Kind >= 8) ? 128.0f
+                                                    : 32.0f;
   for (int64_t b = 0; b < nb; ++b) {
     Unpacked u;
     PrefetchLines(group + b * kBlockBytes[Kind] + kPrefetchBytes, kBlockBytes[Kind]);
@@ -257,9 +260,11 @@ void FillAvx512Wide(IsaKernels* k) {
   k->wide[0] = WideGemm<0>, k->wide[1] = WideGemm<1>, k->wide[2] = WideGemm<2>;
   k->wide[3] = WideGemm<3>, k->wide[4] = WideGemm<4>, k->wide[5] = WideGemm<5>;
   k->wide[6] = WideGemm<6>, k->wide[7] = WideGemm<7>;
+  k->wide[8] = WideGemm<8>, k->wide[9] = WideGemm<9>;
   k->wide_glu[0] = WideGlu<0>, k->wide_glu[1] = WideGlu<1>, k->wide_glu[2] = WideGlu<2>;
   k->wide_glu[3] = WideGlu<3>, k->wide_glu[4] = WideGlu<4>, k->wide_glu[5] = WideGlu<5>;
   k->wide_glu[6] = WideGlu<6>, k->wide_glu[7] = WideGlu<7>;
+  k->wide_glu[8] = WideGlu<8>, k->wide_glu[9] = WideGlu<9>;
   k->to_bf16 = ToBf16;
 }
 

@@ -24,7 +24,7 @@ namespace {
 
 template <int Kind>
 inline int32_t NegOffset(const ActMeta& m) {
-  return Kind == 0 ? m.neg8 : Kind == 2 ? m.neg16 : Kind == 4 ? m.neg128 : 0;
+  return Kind == 0 ? m.neg8 : Kind == 2 ? m.neg16 : (Kind == 4 || Kind >= 8) ? m.neg128 : 0;
 }
 
 inline __m512i Bc(const int8_t* x, int o) {
@@ -410,8 +410,8 @@ void GemmPair(const IntArgs& a) {
 // paths).
 template <int Kind, int NT>
 void GemvPairTile(const IntArgs& a, int t0, int tile, int tiles) {
-  // Legacy kinds: operands o and 4 + o come from one 64-byte chunk, so take them together.
-  constexpr bool kChunkPairs = Kind <= 3;
+  // Legacy kinds and IQ4: operands o and 4 + o come from one 64-byte chunk, so take them together.
+  constexpr bool kChunkPairs = Kind <= 3 || Kind >= 8;
   const uint8_t* g0 = a.group;
   const uint8_t* g1 = a.group + a.group_bytes;
   PairTileLoop<Kind, NT>(a, t0, tile, tiles,
@@ -468,6 +468,8 @@ const IsaKernels& Avx512Kernels() {
     t.gemv[4] = Gemv<4>, t.gemv[5] = Gemv<5>, t.gemv[6] = Gemv<6>, t.gemv[7] = Gemv<7>;
     t.gemm[0] = Gemm<0>, t.gemm[1] = Gemm<1>, t.gemm[2] = Gemm<2>, t.gemm[3] = Gemm<3>;
     t.gemm[4] = Gemm<4>, t.gemm[5] = Gemm<5>, t.gemm[6] = Gemm<6>, t.gemm[7] = Gemm<7>;
+    t.gemv[8] = Gemv<8>, t.gemv[9] = Gemv<9>, t.gemm[8] = Gemm<8>, t.gemm[9] = Gemm<9>;
+    t.gemm_pair[8] = GemmPair<8>, t.gemm_pair[9] = GemmPair<9>;
     t.gemm_pair[0] = GemmPair<0>, t.gemm_pair[1] = GemmPair<1>, t.gemm_pair[2] = GemmPair<2>;
     t.gemm_pair[3] = GemmPair<3>, t.gemm_pair[4] = GemmPair<4>, t.gemm_pair[5] = GemmPair<5>;
     t.gemm_pair[6] = GemmPair<6>, t.gemm_pair[7] = GemmPair<7>;
@@ -482,6 +484,9 @@ const IsaKernels& Avx512Kernels() {
     t.gemv_pair[0] = GemvPair<0>, t.gemv_pair[1] = GemvPair<1>, t.gemv_pair[2] = GemvPair<2>;
     t.gemv_pair[3] = GemvPair<3>, t.gemv_pair[4] = GemvPair<4>, t.gemv_pair[5] = GemvPair<5>;
     t.gemv_pair[6] = GemvPair<6>;
+    // IQ4_NL / IQ4_XS: Q4_0's operands plus one shuffle each; Q4_0's thresholds.
+    t.gemv_pair[8] = GemvPair<8>, t.gemv_pair[9] = GemvPair<9>;
+    t.gemv_pair_min_tokens[8] = t.gemv_pair_min_tokens[9] = 9;
     FillAvx512Misc(&t);
     FillAvx512Wide(&t);
     t.gemm_min_tokens = 25;
@@ -493,7 +498,7 @@ const IsaKernels& Avx512Kernels() {
     // The other GemvPair kinds: up to 32 tokens (Q5_0 ffn_down 28 tokens 0.283 -> 0.252 ms,
     // 32 0.316 -> 0.284, 40 0.372 -> 0.353; Q4_K 32 0.319 -> 0.300, 40 about even; Q5_0
     // gate+up 32 0.574 -> 0.558, 48 0.794 -> 0.812).
-    for (int kind : {0, 1, 2, 3, 5, 6}) t.gemm_min_tokens_kind[kind] = 33;
+    for (int kind : {0, 1, 2, 3, 5, 6, 8, 9}) t.gemm_min_tokens_kind[kind] = 33;
     // Q6_K (no GemvPair): the GEMM pair kernel from 13 tokens (kernel_bench --gemm --quick,
     // ffn_down, 3 alternating runs, GEMV -> GEMM ms: 8 tokens 0.133 -> 0.171, 12 0.206 -> 0.205,
     // 16 0.249 -> 0.240, 20 0.330 -> 0.277, 24 0.365-0.391 -> 0.311-0.316).

@@ -46,6 +46,27 @@ inline void Nib4(const uint8_t* p, Unpacked* u) {
     u->w[4 + k] = Hi4(v);
   }
 }
+// IQ4_NL / IQ4_XS: index -> codebook value + 128 (kIQ4Lut), one shuffle per operand.
+inline __m512i CodebookLut() {
+  return _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4Lut)));
+}
+inline void Codebook4(const uint8_t* p, Unpacked* u) {
+  const __m512i lut = CodebookLut();
+  for (int k = 0; k < 4; ++k) {
+    const __m512i v = Load(p + 64 * k);
+    u->w[k] = _mm512_shuffle_epi8(lut, Lo4(v));
+    u->w[4 + k] = _mm512_shuffle_epi8(lut, Hi4(v));
+  }
+}
+// Where block b's legacy-layout nibble chunks start (IQ4 kinds).
+template <int Kind>
+inline const uint8_t* Iq4Chunks(const uint8_t* g, int64_t b) {
+  if constexpr (Kind == 8)
+    return g + b * kIQ4_NLStride;
+  else
+    return g + (b / 8) * kIQ4_XSStride + 256 * (b % 8);
+}
+
 // Fifth bits: one 64-bit lane mask per operand, bit (4 row + byte) -> add 16 to that byte.
 inline void Fifth(const uint8_t* h, Unpacked* u) {
   const __m512i sixteen = _mm512_set1_epi8(16);
@@ -72,6 +93,9 @@ inline __m512i Operand(const uint8_t* g, int64_t b, int o) {
     return w;
   } else if constexpr (Kind == 4) {
     return Load(g + b * kQ8_0Stride + 64 * o);
+  } else if constexpr (Kind == 8 || Kind == 9) {
+    const __m512i v = Load(Iq4Chunks<Kind>(g, b) + 64 * (o % 4));
+    return _mm512_shuffle_epi8(CodebookLut(), o < 4 ? Lo4(v) : Hi4(v));
   } else {
     static_assert(Kind == 5 || Kind == 6, "Q6_K has no GemvPair (slower: see Avx512Kernels)");
     constexpr bool q5 = Kind == 6;
@@ -91,9 +115,12 @@ inline __m512i Operand(const uint8_t* g, int64_t b, int o) {
 // Block b's per-row scale vectors as Unpack computes them (s1: unused for class 0; no Q6_K).
 template <int Kind>
 inline void Scales(const uint8_t* g, int64_t b, __m512* s0, __m512* s1) {
-  if constexpr (Kind == 0 || Kind == 2 || Kind == 4) {
-    constexpr size_t d = Kind == 0 ? kQ4_0D : Kind == 2 ? kQ5_0D : kQ8_0D;
+  if constexpr (Kind == 0 || Kind == 2 || Kind == 4 || Kind == 8) {
+    constexpr size_t d = Kind == 0 ? kQ4_0D : Kind == 2 ? kQ5_0D : Kind == 4 ? kQ8_0D : kIQ4_NLD;
     *s0 = LoadH16(g + b * kBlockBytes[Kind] + d);
+  } else if constexpr (Kind == 9) {
+    const uint8_t* sb = g + (b / 8) * kIQ4_XSStride;
+    *s0 = _mm512_mul_ps(LoadH16(sb + kIQ4_XSD), I8ToF(sb + kIQ4_XSSc + 16 * (b % 8)));
   } else if constexpr (Kind == 1 || Kind == 3) {
     const uint8_t* p = g + b * kBlockBytes[Kind];
     *s0 = LoadH16(p + (Kind == 1 ? kQ4_1D : kQ5_1D));
@@ -130,6 +157,8 @@ inline void Unpack(const uint8_t* g, int64_t b, Unpacked* u) {
   } else if constexpr (Kind == 4) {  // Q8_0
     const uint8_t* p = g + b * kQ8_0Stride;
     for (int o = 0; o < 8; ++o) u->w[o] = Load(p + 64 * o);
+  } else if constexpr (Kind == 8 || Kind == 9) {  // IQ4_NL, IQ4_XS
+    Codebook4(Iq4Chunks<Kind>(g, b), u);
   } else if constexpr (Kind == 5 || Kind == 6) {  // Q4_K, Q5_K
     constexpr bool q5 = Kind == 6;
     const uint8_t* sb = g + (b / 8) * (q5 ? kQ5_KStride : kQ4_KStride);
