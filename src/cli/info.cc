@@ -1,5 +1,7 @@
 // `brisk info [MODEL]`: what a model file holds, from its header alone (nothing is read eagerly).
+// `brisk info --machine`: the CPU, its kernel tiers and the one in use (BRISK_ISA, issue 34).
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -13,13 +15,29 @@
 #include "model/default_model.h"
 #include "model/model.h"
 #include "model/synth.h"
+#include "runtime/cpu_features.h"
+#include "runtime/thread_pool.h"
 
 namespace brisk::cli {
 namespace {
 
 struct InfoOptions {
   std::string model;
+  bool machine = false;
 };
+
+int RunMachineInfo() {
+  std::printf("cpu:             %s\n", DescribeCpu().c_str());
+  std::string tiers;
+  for (Isa isa : AllIsas())
+    if (IsaSupported(isa)) tiers += (tiers.empty() ? "" : " ") + std::string(IsaName(isa));
+  std::printf("kernel tiers:    %s (best %s)\n", tiers.c_str(),
+              std::string(IsaName(BestIsa())).c_str());
+  std::printf("kernel tier:     %s%s\n", std::string(IsaName(ActiveIsa())).c_str(),
+              std::getenv("BRISK_ISA") ? " (BRISK_ISA)" : "");
+  std::printf("threads:         %d\n", ThreadPool::DefaultThreads());
+  return 0;
+}
 
 std::string TokenText(const gguf::File& f, const char* key) {
   auto id = f.GetUInt(key);
@@ -147,7 +165,9 @@ CommandFn AddInfoCommand(CLI::App& app) {
   sub->add_option("model", o->model,
                   "GGUF file or HF directory (default: the embedded synthetic Qwen2.5-0.5B)");
   sub->add_option("-m,--model", o->model, "the same as the positional MODEL");
-  return [o] { return RunInfo(*o); };
+  sub->add_flag("--machine", o->machine,
+                "show this machine instead: CPU features, kernel tiers, the tier in use");
+  return [o] { return o->machine ? RunMachineInfo() : RunInfo(*o); };
 }
 
 }  // namespace brisk::cli

@@ -15,6 +15,10 @@
 #include <unistd.h>
 #define BRISK_X86 1
 #endif
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#define BRISK_ARM64 1
+#endif
 
 namespace brisk {
 namespace {
@@ -82,6 +86,24 @@ CpuFeatures Detect() {
   f.brand = brand;
   while (!f.brand.empty() && f.brand.front() == ' ') f.brand.erase(f.brand.begin());
 #endif
+#if BRISK_ARM64
+  // Linux's HWCAP bits (uapi asm/hwcap.h; numbers spelled out so old headers still build).
+  const unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
+  f.neon = (hw >> 1) & 1;      // HWCAP_ASIMD
+  f.fphp = (hw >> 9) & 1;      // HWCAP_FPHP
+  f.dotprod = (hw >> 20) & 1;  // HWCAP_ASIMDDP
+  f.i8mm = (hw2 >> 13) & 1;    // HWCAP2_I8MM
+  f.brand = "aarch64";
+  // MIDR of CPU 0 names the core where the kernel exposes it (implementer and part number).
+  if (hw & (1ul << 11)) {  // HWCAP_CPUID: MRS of MIDR_EL1 is emulated for user space
+    uint64_t midr;
+    __asm__("mrs %0, MIDR_EL1" : "=r"(midr));
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "aarch64 (MIDR implementer 0x%02x part 0x%03x)",
+                  unsigned((midr >> 24) & 0xff), unsigned((midr >> 4) & 0xfff));
+    f.brand = buf;
+  }
+#endif
   return f;
 }
 
@@ -90,8 +112,10 @@ Isa InitialIsa() {
   if (env && *env) {
     Isa want;
     if (!ParseIsa(env, &want)) {
-      std::fprintf(stderr, "brisk: BRISK_ISA=%s is not one of scalar|avx2|avx512; using %s\n", env,
-                   std::string(IsaName(BestIsa())).c_str());
+      std::fprintf(
+          stderr,
+          "brisk: BRISK_ISA=%s is not one of scalar|avx2|avx512|neon|dotprod|i8mm; using %s\n", env,
+          std::string(IsaName(BestIsa())).c_str());
     } else if (!IsaSupported(want)) {
       std::fprintf(stderr, "brisk: BRISK_ISA=%s is not supported by this CPU; using %s\n", env,
                    std::string(IsaName(BestIsa())).c_str());
@@ -158,6 +182,19 @@ bool IsaSupported(Isa isa) {
     case Isa::kAvx512:
       return f.avx2 && f.fma && f.f16c && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq &&
              f.avx512vnni;
+#if BRISK_ARM64  // aarch64 builds always carry the ARM tiers (src/CMakeLists.txt)
+    case Isa::kNeon:
+      return f.neon;
+    case Isa::kDotprod:
+      return f.neon && f.dotprod;
+    case Isa::kI8mm:
+      return f.neon && f.dotprod && f.i8mm;
+#else
+    case Isa::kNeon:
+    case Isa::kDotprod:
+    case Isa::kI8mm:
+      return false;  // not an aarch64 build
+#endif
   }
   return false;
 }
@@ -193,6 +230,12 @@ std::string_view IsaName(Isa isa) {
       return "avx2";
     case Isa::kAvx512:
       return "avx512";
+    case Isa::kNeon:
+      return "neon";
+    case Isa::kDotprod:
+      return "dotprod";
+    case Isa::kI8mm:
+      return "i8mm";
   }
   return "?";
 }
@@ -222,7 +265,11 @@ std::string DescribeCpu() {
                                                 {"avx512bf16", f.avx512bf16},
                                                 {"avx_vnni", f.avx_vnni},
                                                 {"amx_int8", f.amx_int8 && f.amx_tile},
-                                                {"amx_bf16", f.amx_bf16 && f.amx_tile}};
+                                                {"amx_bf16", f.amx_bf16 && f.amx_tile},
+                                                {"neon", f.neon},
+                                                {"fphp", f.fphp},
+                                                {"dotprod", f.dotprod},
+                                                {"i8mm", f.i8mm}};
   bool first = true;
   for (const auto& [name, on] : flags) {
     if (!on) continue;

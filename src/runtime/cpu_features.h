@@ -1,10 +1,12 @@
-// CPU feature detection (CPUID + XGETBV) and the choice of the kernel instruction set.
-// The ISA is chosen once at start (best the CPU and OS support), can be overridden with
-// BRISK_ISA=scalar|avx2|avx512, and tests force each ISA in turn with SetIsaForTesting.
+// CPU feature detection (CPUID + XGETBV on x86, getauxval HWCAP / HWCAP2 on aarch64) and the
+// choice of the kernel instruction set. The ISA is chosen once at start (best the CPU and OS
+// support), can be overridden with BRISK_ISA=scalar|avx2|avx512 (x86) or scalar|neon|dotprod|i8mm
+// (aarch64), and tests force each ISA in turn with SetIsaForTesting.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace brisk {
 
@@ -13,8 +15,12 @@ enum class Isa : int {
   kScalar = 0,  // portable C++ (any x86-64 or other target)
   kAvx2 = 1,    // AVX2 + FMA + F16C (Haswell, Zen 1+)
   kAvx512 = 2,  // AVX-512 F/BW/VL/DQ + VNNI (Ice Lake, Sapphire Rapids, Zen 4+)
+  // aarch64 tiers (never supported on x86, nor the x86 ones on ARM), ordered among themselves:
+  kNeon = 3,     // ARMv8.0 Advanced SIMD (every aarch64 CPU: Cortex-A53/A72, Pi 3/4)
+  kDotprod = 4,  // + sdot/udot (ARMv8.2 DotProd: Cortex-A76 / Pi 5, Neoverse N1 / Graviton 2)
+  kI8mm = 5,     // + smmla (ARMv8.6 I8MM: Neoverse V1 / Graviton 3, Apple M2+, Ampere One)
 };
-inline constexpr int kNumIsas = 3;
+inline constexpr int kNumIsas = 6;
 
 struct CpuFeatures {
   bool avx2 = false, fma = false, f16c = false;
@@ -23,14 +29,22 @@ struct CpuFeatures {
   bool amx_tile = false, amx_int8 = false;  // CPU has AMX and XCR0 enables the tile state
   bool amx_bf16 = false, avx512vbmi = false;
   bool os_avx = false, os_avx512 = false;  // XCR0 says the OS saves the ymm / zmm state
-  std::string brand;                       // "Intel(R) Xeon(R) ..."
+  bool neon = false, dotprod = false, i8mm = false, fphp = false;  // aarch64 HWCAP / HWCAP2
+  std::string brand;                                               // "Intel(R) Xeon(R) ..."
 };
 
 // Detected once (thread-safe static).
 const CpuFeatures& GetCpuFeatures();
 
 bool IsaSupported(Isa isa);  // the CPU and OS can run kernels of this tier
-Isa BestIsa();               // highest supported tier
+// Isa(from) .. Isa(kNumIsas - 1), supported here or not (tests loop over every tier and skip the
+// ones IsaSupported denies).
+inline std::vector<Isa> AllIsas(int from = 0) {
+  std::vector<Isa> out;
+  for (int i = from; i < kNumIsas; ++i) out.push_back(Isa(i));
+  return out;
+}
+Isa BestIsa();  // highest supported tier
 
 // The ISA kernels use: BRISK_ISA if set and supported (an unsupported request falls back to the
 // best supported tier with a warning on stderr), else BestIsa().
@@ -53,7 +67,7 @@ bool AmxBf16Enabled();
 bool AvxVnniEnabled();
 void SetAvxVnniForTesting(bool on);  // on only takes effect where the CPU has AVX-VNNI
 
-std::string_view IsaName(Isa isa);            // "scalar", "avx2", "avx512"
+std::string_view IsaName(Isa isa);  // "scalar", "avx2", "avx512", "neon", "dotprod", "i8mm"
 bool ParseIsa(std::string_view s, Isa* out);  // inverse of IsaName (case-insensitive)
 std::string DescribeCpu();                    // one line: brand + feature flags, for reports
 

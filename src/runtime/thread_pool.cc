@@ -15,6 +15,8 @@ constexpr int kSpinIterations = 20000;  // ~tens of microseconds before falling 
 inline void CpuRelax() {
 #if defined(__x86_64__)
   __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ volatile("yield");
 #endif
 }
 }  // namespace

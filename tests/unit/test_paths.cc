@@ -71,6 +71,10 @@ std::string TempDir() {
   return std::string(p);
 }
 
+#ifdef BRISK_BINARY
 std::string BriskBinary() { return BRISK_BINARY; }
+#else
+std::string BriskBinary() { return ""; }  // BRISK_CORE_ONLY builds have no CLI
+#endif
 
 }  // namespace brisk::test

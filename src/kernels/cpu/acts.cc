@@ -19,7 +19,19 @@ const IsaKernels& KernelsFor(Isa isa) {
       return Avx512Kernels();
     case Isa::kAvx2:
       return AvxVnniEnabled() ? AvxVnniKernels() : Avx2Kernels();
-    case Isa::kScalar:
+    default:
+      break;
+  }
+#endif
+#if defined(BRISK_HAVE_ARM_KERNELS)
+  switch (isa) {
+    case Isa::kNeon:
+      return NeonKernels();
+    case Isa::kDotprod:
+      return DotprodKernels();
+    case Isa::kI8mm:
+      return I8mmKernels();
+    default:
       break;
   }
 #endif

@@ -148,6 +148,10 @@ const IsaKernels& Avx2Kernels();
 // Avx2Kernels with the integer matmuls on AVX-VNNI (only where AvxVnniEnabled()).
 const IsaKernels& AvxVnniKernels();
 const IsaKernels& Avx512Kernels();
+// ARM tiers (aarch64 builds only: arm/tiers_arm.cc).
+const IsaKernels& NeonKernels();
+const IsaKernels& DotprodKernels();
+const IsaKernels& I8mmKernels();
 
 }  // namespace brisk::kern
 

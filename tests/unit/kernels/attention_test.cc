@@ -119,7 +119,7 @@ TEST(Attention, EveryIsaBitwiseEqualAndCloseToFloat64) {
     std::normal_distribution<float> nd(0.0f, 1.0f);
     for (float& v : q) v = nd(rng);
     const auto want = RunAttend(c, s, table, q, Isa::kScalar);
-    for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    for (Isa isa : AllIsas(/*from=*/1)) {  // the SIMD tiers, x86 and ARM
       if (!IsaSupported(isa)) continue;
       const auto got = RunAttend(c, s, table, q, isa);
       EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * sizeof(float)))
@@ -178,7 +178,7 @@ TEST(Attention, TokensSharingACallMatchEachAlone) {
     std::vector<float> q(T * stride);
     std::normal_distribution<float> nd(0.0f, 1.0f);
     for (float& v : q) v = nd(rng);
-    for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    for (Isa isa : AllIsas()) {  // every tier, x86 and ARM
       if (!IsaSupported(isa)) continue;
       for (int n_tokens : {2, 3, T}) {
         const auto together = RunAttend(c, s, table, q.data(), n_tokens, isa);

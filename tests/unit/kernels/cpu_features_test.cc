@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "runtime/machine_probe.h"
 
 namespace brisk {
@@ -20,6 +22,16 @@ TEST(CpuFeatures, NamesRoundTripAndBestIsSupported) {
   EXPECT_TRUE(IsaSupported(BestIsa()));
   std::printf("[ cpu: %s; best ISA %s ]\n", DescribeCpu().c_str(),
               std::string(IsaName(BestIsa())).c_str());
+}
+
+// BRISK_ISA names the tier where the CPU has it (scripts/test-aarch64 runs this under qemu with
+// BRISK_ISA=neon|dotprod on a CPU model that has more).
+TEST(CpuFeatures, BriskIsaOverrideIsHonoured) {
+  const char* env = std::getenv("BRISK_ISA");
+  Isa want;
+  if (!env || !ParseIsa(env, &want) || !IsaSupported(want)) GTEST_SKIP() << "BRISK_ISA not set";
+  EXPECT_EQ(ActiveIsa(), want) << env;
+  std::printf("[ BRISK_ISA=%s: active ISA %s ]\n", env, std::string(IsaName(ActiveIsa())).c_str());
 }
 
 TEST(CpuFeatures, SetIsaForTestingChangesActive) {

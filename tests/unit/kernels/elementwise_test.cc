@@ -24,7 +24,7 @@ TEST(SiluMul, EveryIsaBitwiseEqualAndCloseToFloat64) {
   for (size_t i = 0; i < std::size(specials); ++i) g[i] = specials[i], u[i] = 1.0f;
   std::vector<float> want(g.size());
   SiluMul(g.data(), u.data(), int64_t(g.size()), want.data(), Isa::kScalar);
-  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+  for (Isa isa : AllIsas(/*from=*/1)) {  // the SIMD tiers, x86 and ARM
     if (!IsaSupported(isa)) continue;
     std::vector<float> got(g.size(), -1.0f);
     SiluMul(g.data(), u.data(), int64_t(g.size()), got.data(), isa);

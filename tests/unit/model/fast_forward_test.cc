@@ -46,7 +46,7 @@ TEST_P(FastGolden, EveryIsaWithinTolerances) {
   const int V = (*model)->config().n_vocab;
   const auto seqs = ReadSequences(seq_path);
   ThreadPool pool(2);
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+  for (Isa isa : AllIsas()) {  // every tier, x86 and ARM
     if (!IsaSupported(isa)) {
       std::printf("%s: ISA %s not supported here, skipped\n", name.c_str(),
                   std::string(IsaName(isa)).c_str());

@@ -201,7 +201,7 @@ TEST_F(ScriptModelTest, RepeatedTokensOnEveryIsa) {
   const json msgs = json::array({{{"role", "user"}, {"content", "Weather?"}}});
   const std::vector<int32_t> prompt = ChatPrompt(*model, *tok, msgs, nullptr);
   ASSERT_FALSE(prompt.empty());
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+  for (Isa isa : AllIsas()) {  // every tier, x86 and ARM
     if (!IsaSupported(isa)) continue;
     SetIsaForTesting(isa);
     EXPECT_EQ(TextBeforeImEnd(*tok, GreedyFast(*model, *tok, prompt, 100)), kSentence)

@@ -1,0 +1,13 @@
+// The neon tier's integer matmuls (int_arm_impl.inc with BRISK_ARM_LEVEL 0; compiled with the
+// matching -march, see src/CMakeLists.txt).
+#include <arm_neon.h>
+
+#include <cstring>
+
+#include "kernels/cpu/isa_kernels.h"
+
+#define BRISK_ARM_LEVEL 0
+
+namespace brisk::kern::arm_neon {
+#include "kernels/cpu/arm/int_arm_impl.inc"
+}  // namespace brisk::kern::arm_neon
