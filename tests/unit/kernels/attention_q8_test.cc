@@ -95,7 +95,7 @@ TEST(AttentionQ8, SameBitsAsF32HoldingTheDequantizedValuesOnEveryIsa) {
     for (float& v : q) v = nd(rng);
     const auto want = Attend(p.f32, p.f32_chunk, KvElem::kF32, c.bs, c.hd, c.group, c.n_ctx,
                              c.n_tokens, table, q, Isa::kScalar);
-    for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    for (Isa isa : AllIsas()) {
       if (!IsaSupported(isa)) continue;
       const auto got = Attend(p.q8, p.q8_chunk, KvElem::kQ8_0, c.bs, c.hd, c.group, c.n_ctx,
                               c.n_tokens, table, q, isa);
