@@ -53,8 +53,9 @@ const stageIndex = (name) => froms.findIndex((f) => f.name === name);
 const buildStage = stageIndex('build');
 
 // Packages of scripts/setup that only the tests need: the image builds without tests.
+// The aarch64 toolchain and qemu serve only scripts/test's ARM stage (scripts/test-aarch64).
 const TEST_ONLY_PACKAGES = new Set(['libgtest-dev', 'libgmock-dev', 'chromium', 'ccache',
-  'nodejs', 'npm']);
+  'nodejs', 'npm', 'g++-aarch64-linux-gnu', 'binutils-aarch64-linux-gnu', 'qemu-user-static']);
 // Present in debian:bookworm-slim itself (essential or required by apt).
 const BASE_IMAGE_PACKAGES = new Set(['libc6', 'libgcc-s1', 'libstdc++6']);
 

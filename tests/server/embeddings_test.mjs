@@ -117,7 +117,15 @@ describe('embeddings (openai client)', () => {
   test('a batch of distinct texts runs as one engine step', async () => {
     const model = await modelId('emb');
     const texts = Array.from({ length: 12 }, (_, i) => `batch text number ${i} ${'x'.repeat(i)}`);
-    const steps0 = await counter('emb', 'brisk:engine_steps_total');
+    // The previous test's last step may publish its counters after its answer went out (later
+    // still on a loaded machine): wait until the count holds still before taking it.
+    let steps0 = await counter('emb', 'brisk:engine_steps_total');
+    for (let i = 0; i < 50; i++) {
+      await new Promise((res) => setTimeout(res, 100));
+      const again = await counter('emb', 'brisk:engine_steps_total');
+      if (again === steps0) break;
+      steps0 = again;
+    }
     const r = await clients.emb.embeddings.create({ model, input: texts, encoding_format: 'float' });
     assert.equal(r.data.length, texts.length);
     // The engine publishes its counters after the step that answered: wait for them to move.
