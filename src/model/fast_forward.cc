@@ -8,6 +8,7 @@
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/reference.h"
 #include "model/numerics_class.h"
+#include "quant/blocks.h"
 #include "quant/dequantize.h"
 #include "util/fp16.h"
 
@@ -28,17 +29,14 @@ Q8Acts SubView(const Q8Acts& a, int t0) {
 
 constexpr int64_t kTokenGrain = 4;  // tokens per parallel chunk for per-token ops
 
-// One position's kKvQ8Group values as q8_0: the scale is the group's largest magnitude / 127,
-// rounded to half, and each value the nearest multiple of that half (ties away from zero).
+// One position's kKvQ8Group values as a q8_0 block (the weights' own Q8_0 quantizer), its
+// values spread `q_stride` apart into the chunk.
 void QuantizeQ8Group(const float* x, int8_t* q, int64_t q_stride, uint16_t* scale) {
-  float amax = 0.0f;
-  for (int i = 0; i < kKvQ8Group; ++i) amax = std::max(amax, std::fabs(x[i]));
-  const uint16_t h = Fp32ToFp16(amax / 127.0f);
-  const float d = Fp16ToFp32(h);
-  const float inv = d > 0.0f ? 1.0f / d : 0.0f;
-  for (int i = 0; i < kKvQ8Group; ++i)
-    q[i * q_stride] = int8_t(std::clamp(std::lround(x[i] * inv), -127L, 127L));
-  *scale = h;
+  static_assert(kKvQ8Group == kQK);
+  BlockQ8_0 b;
+  QuantizeRow(GgmlType::kQ8_0, x, &b, kQK);
+  for (int i = 0; i < kQK; ++i) q[i * q_stride] = b.qs[i];
+  *scale = b.d;
 }
 
 // Stores one position's K and V (all KV heads) into its block, converting to the store's type, in

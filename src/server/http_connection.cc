@@ -15,6 +15,7 @@
 #include <limits>
 #include <utility>
 
+#include "util/ascii.h"
 #include "util/clock.h"
 
 namespace brisk::server::http_internal {
@@ -56,14 +57,6 @@ int ValidStatus(int status) { return status >= 200 && status <= 599 ? status : 5
 std::string Hex(size_t n) {
   char buf[24];
   return std::string(buf, std::to_chars(buf, buf + sizeof(buf), n, 16).ptr);
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
 }
 
 std::string FormatRemote(const tcp::socket& socket) {
@@ -279,7 +272,7 @@ void Connection::Dispatch() {
   if (q != std::string::npos) request.query = request.target.substr(q + 1);
   request.headers.reserve(std::distance(msg.begin(), msg.end()));
   for (const auto& field : msg) {
-    request.headers.emplace_back(Lower(field.name_string()), std::string(field.value()));
+    request.headers.emplace_back(AsciiLower(field.name_string()), std::string(field.value()));
   }
   request.body = std::move(msg.body());
   request.remote = remote_;

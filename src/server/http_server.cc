@@ -172,7 +172,9 @@ void ServerImpl::OnAccept(error_code ec, tcp::socket socket) {
     core_->connections[id] = conn;
     core_->open_connections++;
     for (uint64_t victim : decision.evict) {
-      if (std::shared_ptr<Connection> c = core_->connections[victim].lock()) evict.push_back(c);
+      auto it = core_->connections.find(victim);
+      if (it == core_->connections.end()) continue;
+      if (std::shared_ptr<Connection> c = it->second.lock()) evict.push_back(c);
     }
   }
   for (auto& c : evict) net::post(c->executor(), [c] { c->EvictIfIdle(); });
